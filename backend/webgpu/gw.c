@@ -1,0 +1,212 @@
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include "gw.h"
+
+size_t gw_enumerate(WGPUInstance inst, WGPUAdapter *out, size_t max) {
+    WGPUInstanceEnumerateAdapterOptions opts = {0};
+    opts.backends = WGPUInstanceBackend_Vulkan;
+    size_t n = wgpuInstanceEnumerateAdapters(inst, &opts, NULL);
+    if (n == 0) return 0;
+    WGPUAdapter *all = calloc(n, sizeof(WGPUAdapter));
+    n = wgpuInstanceEnumerateAdapters(inst, &opts, all);
+    size_t k = n < max ? n : max;
+    for (size_t i = 0; i < n; i++) {
+        if (i < k) out[i] = all[i]; else wgpuAdapterRelease(all[i]);
+    }
+    free(all);
+    return k;
+}
+
+static void copy_msg(char *dst, size_t n, const char *msg) {
+    if (!dst || n == 0) return;
+    snprintf(dst, n, "%s", msg ? msg : "(no message)");
+}
+
+static void on_uncaptured(WGPUEnum type, const char *message, void *userdata) {
+    gw_device *d = userdata;
+    d->error_count++;
+    copy_msg(d->last_error, sizeof d->last_error, message);
+    fprintf(stderr, "ggml-wgpu: WebGPU error (type %u): %s\n", type, message ? message : "");
+}
+
+static void on_lost(WGPUEnum reason, const char *message, void *userdata) {
+    (void)userdata;
+    fprintf(stderr, "ggml-wgpu: WebGPU device lost (reason %u): %s\n", reason, message ? message : "");
+}
+
+struct request { WGPUDevice device; int done; char *err; size_t errlen; };
+
+static void on_device(WGPUEnum status, WGPUDevice device, const char *message, void *userdata) {
+    struct request *r = userdata;
+    r->done = 1;
+    if (status == WGPURequestDeviceStatus_Success) r->device = device;
+    else copy_msg(r->err, r->errlen, message);
+}
+
+gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, char *err, size_t errlen) {
+    gw_device *d = calloc(1, sizeof *d);
+    WGPURequiredLimits req = {0};
+    req.limits = *limits;
+    WGPUDeviceDescriptor desc = {0};
+    desc.label = "ggml-wgpu";
+    desc.requiredLimits = &req;
+    desc.deviceLostCallback = on_lost;
+    desc.uncapturedErrorCallbackInfo.callback = on_uncaptured;
+    desc.uncapturedErrorCallbackInfo.userdata = d;
+    struct request r = {0};
+    r.err = err; r.errlen = errlen;
+    wgpuAdapterRequestDevice(adapter, &desc, on_device, &r);
+    if (!r.done || !r.device) {
+        if (!r.done) copy_msg(err, errlen, "device request did not complete");
+        free(d);
+        return NULL;
+    }
+    d->device = r.device;
+    d->queue = wgpuDeviceGetQueue(r.device);
+    return d;
+}
+
+void gw_close(gw_device *d) {
+    if (!d) return;
+    gw_wait(d, d->submitted);
+    wgpuQueueRelease(d->queue);
+    wgpuDeviceRelease(d->device);
+    free(d);
+}
+
+void gw_push_scope(gw_device *d) { wgpuDevicePushErrorScope(d->device, WGPUErrorFilter_Validation); }
+
+struct scope { int done; WGPUEnum type; char msg[1024]; };
+
+static void on_scope(WGPUEnum type, const char *message, void *userdata) {
+    struct scope *s = userdata;
+    s->done = 1;
+    s->type = type;
+    if (type != WGPUErrorType_NoError) copy_msg(s->msg, sizeof s->msg, message);
+}
+
+int gw_pop_scope(gw_device *d, char *err, size_t errlen) {
+    struct scope s = {0};
+    wgpuDevicePopErrorScope(d->device, on_scope, &s);
+    if (!s.done) wgpuDevicePoll(d->device, 0, NULL);
+    if (s.type != WGPUErrorType_NoError) {
+        copy_msg(err, errlen, s.msg);
+        return 1;
+    }
+    return 0;
+}
+
+struct done_note { gw_device *d; uint64_t seq; };
+
+static void on_done(WGPUEnum status, void *userdata) {
+    struct done_note *n = userdata;
+    (void)status;
+    if (n->seq > n->d->completed) n->d->completed = n->seq;
+    free(n);
+}
+
+uint64_t gw_submit(gw_device *d, WGPUCommandBuffer cb) {
+    wgpuQueueSubmitForIndex(d->queue, 1, &cb);
+    wgpuCommandBufferRelease(cb);
+    struct done_note *n = malloc(sizeof *n);
+    n->d = d;
+    n->seq = ++d->submitted;
+    wgpuQueueOnSubmittedWorkDone(d->queue, on_done, n);
+    return n->seq;
+}
+
+void gw_poll(gw_device *d) { wgpuDevicePoll(d->device, 0, NULL); }
+
+void gw_wait(gw_device *d, uint64_t seq) {
+    while (d->completed < seq) wgpuDevicePoll(d->device, 1, NULL);
+}
+
+struct map_note { int done; WGPUEnum status; };
+
+static void on_map(WGPUEnum status, void *userdata) {
+    struct map_note *m = userdata;
+    m->done = 1;
+    m->status = status;
+}
+
+int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst) {
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(d->device, NULL);
+    wgpuCommandEncoderCopyBufferToBuffer(enc, src, offset, staging, 0, size);
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wgpuCommandEncoderRelease(enc);
+    uint64_t seq = gw_submit(d, cb);
+    struct map_note m = {0};
+    wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, size, on_map, &m);
+    gw_wait(d, seq);
+    while (!m.done) wgpuDevicePoll(d->device, 1, NULL);
+    if (m.status != WGPUBufferMapAsyncStatus_Success) return 1;
+    const void *p = wgpuBufferGetConstMappedRange(staging, 0, size);
+    if (!p) { wgpuBufferUnmap(staging); return 2; }
+    memcpy(dst, p, size);
+    wgpuBufferUnmap(staging);
+    return 0;
+}
+
+WGPUShaderModule gw_shader(gw_device *d, const char *code) {
+    WGPUShaderModuleWGSLDescriptor wgsl = {0};
+    wgsl.chain.sType = WGPUSType_ShaderModuleWGSLDescriptor;
+    wgsl.code = code;
+    WGPUShaderModuleDescriptor desc = {0};
+    desc.nextInChain = &wgsl.chain;
+    return wgpuDeviceCreateShaderModule(d->device, &desc);
+}
+
+WGPUBindGroupLayout gw_layout(gw_device *d, uint32_t storage_count) {
+    WGPUBindGroupLayoutEntry e[16];
+    memset(e, 0, sizeof e);
+    if (storage_count > 15) return NULL;
+    e[0].binding = 0;
+    e[0].visibility = WGPUShaderStage_Compute;
+    e[0].buffer.type = WGPUBufferBindingType_Uniform;
+    e[0].buffer.hasDynamicOffset = 1;
+    for (uint32_t i = 1; i <= storage_count; i++) {
+        e[i].binding = i;
+        e[i].visibility = WGPUShaderStage_Compute;
+        e[i].buffer.type = WGPUBufferBindingType_Storage;
+    }
+    WGPUBindGroupLayoutDescriptor desc = {0};
+    desc.entryCount = storage_count + 1;
+    desc.entries = e;
+    return wgpuDeviceCreateBindGroupLayout(d->device, &desc);
+}
+
+WGPUComputePipeline gw_pipeline(gw_device *d, WGPUShaderModule module, WGPUBindGroupLayout bgl) {
+    WGPUPipelineLayoutDescriptor pl = {0};
+    pl.bindGroupLayoutCount = 1;
+    pl.bindGroupLayouts = &bgl;
+    WGPUPipelineLayout layout = wgpuDeviceCreatePipelineLayout(d->device, &pl);
+    WGPUComputePipelineDescriptor desc = {0};
+    desc.layout = layout;
+    desc.compute.module = module;
+    desc.compute.entryPoint = "main";
+    WGPUComputePipeline p = wgpuDeviceCreateComputePipeline(d->device, &desc);
+    wgpuPipelineLayoutRelease(layout);
+    return p;
+}
+
+WGPUBindGroup gw_bind_group(gw_device *d, WGPUBindGroupLayout bgl, WGPUBuffer uniform, uint64_t uniform_size,
+                            uint32_t n, const WGPUBuffer *bufs, const uint64_t *offsets, const uint64_t *sizes) {
+    WGPUBindGroupEntry e[16];
+    memset(e, 0, sizeof e);
+    if (n > 15) return NULL;
+    e[0].binding = 0;
+    e[0].buffer = uniform;
+    e[0].size = uniform_size;
+    for (uint32_t i = 0; i < n; i++) {
+        e[i + 1].binding = i + 1;
+        e[i + 1].buffer = bufs[i];
+        e[i + 1].offset = offsets[i];
+        e[i + 1].size = sizes[i];
+    }
+    WGPUBindGroupDescriptor desc = {0};
+    desc.layout = bgl;
+    desc.entryCount = n + 1;
+    desc.entries = e;
+    return wgpuDeviceCreateBindGroup(d->device, &desc);
+}

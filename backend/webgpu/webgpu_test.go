@@ -1,0 +1,95 @@
+package webgpu
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func openFirst(t *testing.T) *Device {
+	t.Helper()
+	in, err := NewInstance()
+	require.NoError(t, err)
+	ads := in.Adapters()
+	if len(ads) == 0 {
+		t.Fatal("no WebGPU adapter: install mesa-vulkan-drivers (scripts/setup.sh)")
+	}
+	d, err := ads[0].Open()
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	return d
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	d := openFirst(t)
+	b, err := d.CreateBuffer(1<<20, UsageStorage)
+	require.NoError(t, err)
+	defer b.Release()
+	src := make([]byte, 4096)
+	for i := range src {
+		src[i] = byte(i * 7)
+	}
+	d.Write(b, 1024, src)
+	got := make([]byte, len(src))
+	require.NoError(t, d.Read(b, 1024, got))
+	require.Equal(t, src, got)
+	d.Clear(b, 1024, 16)
+	require.NoError(t, d.Read(b, 1024, got[:16]))
+	require.Equal(t, make([]byte, 16), got[:16])
+}
+
+const doubler = `
+struct P { n: u32, scale: f32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> a: array<f32>;
+@group(0) @binding(2) var<storage, read_write> b: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+	if (id.x < p.n) { b[id.x] = a[id.x] * p.scale; }
+}`
+
+func TestDispatch(t *testing.T) {
+	d := openFirst(t)
+	p, err := d.CreatePipeline("doubler", doubler, 2)
+	require.NoError(t, err)
+	u, err := d.CreateBuffer(512, UsageUniform)
+	require.NoError(t, err)
+	a, _ := d.CreateBuffer(400, UsageStorage)
+	b, _ := d.CreateBuffer(400, UsageStorage)
+	in := make([]byte, 400)
+	for i := 0; i < 100; i++ {
+		binary.LittleEndian.PutUint32(in[4*i:], math.Float32bits(float32(i)))
+	}
+	d.Write(a, 0, in)
+	params := make([]byte, 512)
+	binary.LittleEndian.PutUint32(params[256:], 100)
+	binary.LittleEndian.PutUint32(params[260:], math.Float32bits(3))
+	d.Write(u, 0, params)
+	// The same buffer bound twice (a and b alias) must be accepted too.
+	g, err := d.CreateBindGroup(p, u, 16, []Binding{{a, 0, 400}, {b, 0, 400}})
+	require.NoError(t, err)
+	e := d.NewEncoder()
+	e.Dispatch(p, g, 256, 2, 1, 1)
+	seq, err := e.Submit()
+	require.NoError(t, err)
+	d.Wait(seq)
+	out := make([]byte, 400)
+	require.NoError(t, d.Read(b, 0, out))
+	for i := 0; i < 100; i++ {
+		require.Equal(t, float32(3*i), math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:])))
+	}
+	g2, err := d.CreateBindGroup(p, u, 16, []Binding{{a, 0, 400}, {a, 0, 400}})
+	require.NoError(t, err)
+	e = d.NewEncoder()
+	e.Dispatch(p, g2, 256, 2, 1, 1)
+	_, err = e.Submit()
+	require.NoError(t, err)
+	require.NoError(t, d.Read(a, 0, out))
+	require.Equal(t, float32(3*99), math.Float32frombits(binary.LittleEndian.Uint32(out[4*99:])))
+	_, err = d.CreatePipeline("bad", "fn main( {", 2)
+	require.Error(t, err)
+	n, _ := d.Errors()
+	require.Equal(t, 0, n)
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Idempotent set-up: Debian packages (Vulkan loader, lavapipe, C compiler), the ggml host
+# libraries from npm (@node-llama-cpp/linux-x64@3.22.1) and the ggml headers of the same
+# release into .cache/ggml, and the Go modules.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache="$root/.cache"
+ggml="$cache/ggml"
+version=3.22.1
+
+need=()
+for p in mesa-vulkan-drivers libvulkan1 gcc git xz-utils ca-certificates; do
+	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+command -v npm >/dev/null 2>&1 || need+=(npm)
+if ((${#need[@]})); then
+	echo "setup: installing ${need[*]}"
+	sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+if [ ! -f "$ggml/lib/libggml-base.so" ] || [ "$(cat "$ggml/VERSION" 2>/dev/null)" != "$version" ]; then
+	echo "setup: fetching @node-llama-cpp/linux-x64@$version"
+	rm -rf "$ggml" "$cache/npm"
+	mkdir -p "$cache/npm" "$ggml/lib"
+	(cd "$cache/npm" && npm pack --silent "@node-llama-cpp/linux-x64@$version" >/dev/null)
+	tar xzf "$cache/npm/node-llama-cpp-linux-x64-$version.tgz" -C "$cache/npm"
+	cp "$cache/npm/package/bins/linux-x64/"*.so "$ggml/lib/"
+	echo "setup: fetching the ggml headers of node-llama-cpp@$version"
+	(cd "$cache/npm" && npm pack --silent "node-llama-cpp@$version" >/dev/null)
+	tar xzf "$cache/npm/node-llama-cpp-$version.tgz" -C "$cache/npm" package/llama/gitRelease.bundle
+	git clone -q --depth 1 "$cache/npm/package/llama/gitRelease.bundle" "$cache/npm/llama.cpp" 2>/dev/null ||
+		git clone -q "$cache/npm/package/llama/gitRelease.bundle" "$cache/npm/llama.cpp"
+	mkdir -p "$ggml/include"
+	cp "$cache/npm/llama.cpp/ggml/include/"*.h "$ggml/include/"
+	cp "$cache/npm/llama.cpp/include/llama.h" "$ggml/include/"
+	rm -rf "$cache/npm"
+	echo "$version" >"$ggml/VERSION"
+fi
+
+(cd "$root" && go mod download)
+echo "setup: ready (ggml host libraries in .cache/ggml/lib)"
