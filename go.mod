@@ -7,4 +7,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/ebitengine/purego v0.11.3 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

@@ -6,6 +6,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 [ -f "$root/.cache/ggml/lib/libggml-base.so" ] || bash "$root/scripts/setup.sh"
 mkdir -p "$root/build"
 cd "$root"
-go build -buildmode=c-shared -trimpath -o build/libggml-wgpu.so ./capi
+# The version script limits the exported symbols to the public API (cgo refuses it in
+# #cgo directives, so it goes to the final link only).
+go build -buildmode=c-shared -trimpath \
+	-ldflags="-extldflags=-Wl,--version-script=$root/capi/exports.map" \
+	-o build/libggml-wgpu.so ./capi
 rm -f build/libggml-wgpu.h
 echo "build: build/libggml-wgpu.so"

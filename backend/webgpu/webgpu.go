@@ -413,6 +413,15 @@ func (e *Encoder) Submit() (uint64, error) {
 	return uint64(C.gw_submit(e.d.d, cb)), nil
 }
 
+// Discard drops everything recorded so far without submitting it.
+func (e *Encoder) Discard() {
+	e.EndPass()
+	if e.enc != nil {
+		C.wgpuCommandEncoderRelease(e.enc)
+		e.enc = nil
+	}
+}
+
 // Wait blocks until the submission with sequence number seq has completed.
 func (d *Device) Wait(seq uint64) { C.gw_wait(d.d, C.uint64_t(seq)) }
 

@@ -1,0 +1,78 @@
+// Package arena holds the fixed-size rings the backend writes through: the slotted
+// parameter arena (one uniform buffer of fixed slots, addressed with dynamic offsets).
+package arena
+
+// Ring hands out runs of contiguous slots from a fixed number of slots, in order,
+// wrapping around. Slots handed out are owned by the batch that is open until Seal marks
+// them with the batch's submission sequence number; a slot is handed out again only after
+// that submission has completed (the wait function blocks until it has).
+type Ring struct {
+	slots int
+	head  int    // next free slot
+	owner []span // sealed runs still possibly in use, oldest first
+	open  span   // the run of the batch being filled
+	wait  func(seq uint64)
+	done  uint64 // highest sequence number known complete
+}
+
+type span struct {
+	start, end int // [start, end)
+	seq        uint64
+}
+
+// NewRing returns a ring of n slots; wait(seq) must block until submission seq completed.
+func NewRing(n int, wait func(seq uint64)) *Ring {
+	return &Ring{slots: n, wait: wait, open: span{start: 0, end: 0}}
+}
+
+// Slots returns the ring's capacity.
+func (r *Ring) Slots() int { return r.slots }
+
+// Open returns the slots of the open batch, [start, end).
+func (r *Ring) Open() (start, end int) { return r.open.start, r.open.end }
+
+// Alloc takes one slot for the open batch. ok is false when the open batch already spans
+// the whole ring or would have to wrap: the caller must Seal (submit) first and retry.
+func (r *Ring) Alloc() (slot int, ok bool) {
+	if r.head == r.slots {
+		if r.open.end > r.open.start {
+			return 0, false // the open batch must be submitted before wrapping
+		}
+		r.head = 0
+		r.open = span{start: 0, end: 0}
+	}
+	r.reclaim(r.head)
+	slot = r.head
+	r.head++
+	r.open.end = r.head
+	return slot, true
+}
+
+// reclaim waits until no sealed run still in flight covers slot.
+func (r *Ring) reclaim(slot int) {
+	for len(r.owner) > 0 {
+		o := r.owner[0]
+		if o.seq <= r.done {
+			r.owner = r.owner[1:]
+			continue
+		}
+		if slot >= o.start && slot < o.end {
+			r.wait(o.seq)
+			r.done = max(r.done, o.seq)
+			r.owner = r.owner[1:]
+			continue
+		}
+		return
+	}
+}
+
+// Seal marks the open batch's slots as read by submission seq and starts a new batch.
+func (r *Ring) Seal(seq uint64) {
+	if r.open.end > r.open.start {
+		r.owner = append(r.owner, span{r.open.start, r.open.end, seq})
+	}
+	r.open = span{start: r.head, end: r.head}
+}
+
+// Completed records that every submission up to seq has completed.
+func (r *Ring) Completed(seq uint64) { r.done = max(r.done, seq) }

@@ -1,0 +1,53 @@
+package arena
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRingReusesSlotsOnlyAfterCompletion(t *testing.T) {
+	var waited []uint64
+	r := NewRing(4, func(seq uint64) { waited = append(waited, seq) })
+	for i := 0; i < 3; i++ {
+		s, ok := r.Alloc()
+		require.True(t, ok)
+		require.Equal(t, i, s)
+	}
+	r.Seal(1)
+	s, ok := r.Alloc()
+	require.True(t, ok)
+	require.Equal(t, 3, s)
+	r.Seal(2)
+	// Wrapping reaches slot 0, owned by submission 1: the ring must wait for it.
+	s, ok = r.Alloc()
+	require.True(t, ok)
+	require.Equal(t, 0, s)
+	require.Equal(t, []uint64{1}, waited)
+	// Slots 1 and 2 also belonged to submission 1, already waited for.
+	r.Alloc()
+	r.Alloc()
+	require.Equal(t, []uint64{1}, waited)
+	// Slot 3 belongs to submission 2 unless it was reported complete.
+	r.Completed(2)
+	s, ok = r.Alloc()
+	require.True(t, ok)
+	require.Equal(t, 3, s)
+	require.Equal(t, []uint64{1}, waited)
+}
+
+func TestRingOpenBatchCannotWrap(t *testing.T) {
+	r := NewRing(2, func(uint64) { t.Fatal("no submission to wait for") })
+	r.Alloc()
+	r.Alloc()
+	_, ok := r.Alloc()
+	require.False(t, ok, "a batch larger than the ring must be split by the caller")
+	r.Seal(7)
+	r.Completed(7)
+	s, ok := r.Alloc()
+	require.True(t, ok)
+	require.Equal(t, 0, s)
+	start, end := r.Open()
+	require.Equal(t, 0, start)
+	require.Equal(t, 1, end)
+}

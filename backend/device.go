@@ -1,0 +1,183 @@
+package backend
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ggml-wgpu/ggml-wgpu/arena"
+	"github.com/ggml-wgpu/ggml-wgpu/backend/webgpu"
+	"github.com/ggml-wgpu/ggml-wgpu/ops"
+	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
+)
+
+// Device types, as ggml numbers them.
+const (
+	DevTypeGPU  = 1
+	DevTypeIGPU = 2
+)
+
+// EnvMemory overrides the memory a device reports, in MiB.
+const EnvMemory = "GGML_WGPU_MEMORY_MB"
+
+// paramSlots is the number of slots in each device's parameter arena.
+const paramSlots = 4096
+
+// Device is one WebGPU adapter exposed as a ggml device. The logical WebGPU device is
+// opened on first use; every GPU operation holds mu.
+type Device struct {
+	Index       int
+	Name        string // "WGPU0", ...
+	Description string
+	Type        int // DevTypeGPU or DevTypeIGPU
+	adapter     *webgpu.Adapter
+
+	mu        sync.Mutex
+	openErr   error
+	gpu       *webgpu.Device
+	pipelines *wgsl.Cache
+	params    *arena.Params
+	buffers   map[uint64]*Buffer
+	allocated uint64
+	groups    map[groupKey]*webgpu.BindGroup
+}
+
+func newDevice(index int, a *webgpu.Adapter) *Device {
+	d := &Device{
+		Index:   index,
+		Name:    fmt.Sprintf("WGPU%d", index),
+		adapter: a,
+		Type:    DevTypeGPU,
+		buffers: map[uint64]*Buffer{},
+		groups:  map[groupKey]*webgpu.BindGroup{},
+	}
+	info := a.Info
+	desc := strings.TrimSpace(info.Device)
+	if desc == "" {
+		desc = "WebGPU adapter"
+	}
+	switch info.Type {
+	case webgpu.IntegratedGPU:
+		d.Type = DevTypeIGPU
+	case webgpu.CPU:
+		desc += " (software adapter, WebGPU/Vulkan)"
+	default:
+		desc += " (WebGPU/Vulkan)"
+	}
+	d.Description = desc
+	return d
+}
+
+// open opens the logical device once; later calls return the same device or error.
+func (d *Device) open() (*webgpu.Device, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.openLocked()
+}
+
+func (d *Device) openLocked() (*webgpu.Device, error) {
+	if d.gpu != nil || d.openErr != nil {
+		return d.gpu, d.openErr
+	}
+	g, err := d.adapter.Open()
+	if err != nil {
+		d.openErr = err
+		logf(LogError, "%s: %v", d.Name, err)
+		return nil, err
+	}
+	p, err := arena.NewParams(g, paramSlots)
+	if err != nil {
+		g.Close()
+		d.openErr = err
+		return nil, err
+	}
+	d.gpu, d.params, d.pipelines = g, p, wgsl.NewCache(g)
+	return g, nil
+}
+
+// Limits returns the limits ops must respect; zero limits when the device cannot open.
+func (d *Device) Limits() ops.Limits {
+	g, err := d.open()
+	if err != nil {
+		return ops.Limits{}
+	}
+	return ops.Limits{MaxBinding: g.Limits.MaxStorageBufferBindingSize, MaxGroupsPerDim: g.Limits.MaxComputeWorkgroupsPerDim}
+}
+
+// Alignment is the buffer alignment ggml must respect: the storage offset alignment.
+func (d *Device) Alignment() uint64 {
+	g, err := d.open()
+	if err != nil {
+		return 256
+	}
+	return uint64(g.Limits.MinStorageBufferOffsetAlignment)
+}
+
+// MaxAlloc is the largest tensor one buffer can hold: what one binding can address.
+func (d *Device) MaxAlloc() uint64 {
+	g, err := d.open()
+	if err != nil {
+		return 0
+	}
+	return min(g.Limits.MaxStorageBufferBindingSize, g.Limits.MaxBufferSize)
+}
+
+// Memory reports free and total bytes. WebGPU exposes no memory query: total comes from
+// EnvMemory or the system's memory, free subtracts what this device has allocated.
+func (d *Device) Memory() (free, total uint64) {
+	total = systemMemory()
+	if v, err := strconv.ParseUint(os.Getenv(EnvMemory), 10, 64); err == nil && v > 0 {
+		total = v << 20
+	}
+	d.mu.Lock()
+	used := d.allocated
+	d.mu.Unlock()
+	if used > total {
+		return 0, total
+	}
+	return total - used, total
+}
+
+func systemMemory() uint64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+				if kb, err := strconv.ParseUint(f[1], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 8 << 30
+}
+
+// Supports reports whether the device computes node t.
+func (d *Device) Supports(t *ops.Tensor) bool {
+	l := d.Limits()
+	if l.MaxBinding == 0 {
+		return false
+	}
+	return ops.Supports(t, &l)
+}
+
+// Synchronize waits for all submitted work.
+func (d *Device) Synchronize() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gpu != nil {
+		d.gpu.WaitIdle()
+	}
+}
+
+// PipelineCount returns how many pipelines the device has compiled.
+func (d *Device) PipelineCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.pipelines == nil {
+		return 0
+	}
+	return d.pipelines.Len()
+}

@@ -1,0 +1,67 @@
+package backend
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ggml-wgpu/ggml-wgpu/backend/webgpu"
+)
+
+// Environment variables that choose which adapters become devices.
+const (
+	// EnvDevices selects adapters by index (as enumerated) or by a case-insensitive
+	// substring of their name, comma separated: "0", "nvidia", "0,llvmpipe".
+	EnvDevices = "GGML_WGPU_DEVICES"
+	// EnvSoftware=1 also exposes software (CPU) adapters when hardware ones exist.
+	EnvSoftware = "GGML_WGPU_SOFTWARE"
+)
+
+// selectAdapters returns the indices of the adapters to expose, in device order.
+// Default: discrete GPUs, then integrated (and unknown) ones; software adapters only when
+// there is no hardware adapter or EnvSoftware asks for them.
+func selectAdapters(infos []webgpu.AdapterInfo, devices string, software bool) []int {
+	if devices = strings.TrimSpace(devices); devices != "" {
+		var out []int
+		seen := map[int]bool{}
+		for _, f := range strings.Split(devices, ",") {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			if i, err := strconv.Atoi(f); err == nil {
+				if i >= 0 && i < len(infos) && !seen[i] {
+					out, seen[i] = append(out, i), true
+				}
+				continue
+			}
+			for i, in := range infos {
+				name := strings.ToLower(in.Device + " " + in.Description)
+				if strings.Contains(name, strings.ToLower(f)) && !seen[i] {
+					out, seen[i] = append(out, i), true
+				}
+			}
+		}
+		return out
+	}
+	var discrete, other, soft []int
+	for i, in := range infos {
+		switch in.Type {
+		case webgpu.DiscreteGPU:
+			discrete = append(discrete, i)
+		case webgpu.CPU:
+			soft = append(soft, i)
+		default:
+			other = append(other, i)
+		}
+	}
+	out := append(discrete, other...)
+	if len(out) == 0 || software {
+		out = append(out, soft...)
+	}
+	return out
+}
+
+func envSelection() (string, bool) {
+	return os.Getenv(EnvDevices), os.Getenv(EnvSoftware) == "1"
+}

@@ -1,0 +1,455 @@
+// Command capi is the cgo boundary of libggml-wgpu.so (go build -buildmode=c-shared): the
+// exported entry points of a dynamic ggml backend, the callbacks behind the ggml vtables
+// that shim.c fills, handle <-> pointer mapping and reading ggml_tensor fields. It holds no
+// logic of its own: every callback forwards to package backend.
+package main
+
+/*
+#cgo CFLAGS: -O2
+#cgo LDFLAGS: -L${SRCDIR}/../.cache/ggml/lib -lggml-base -Wl,-rpath,$ORIGIN
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"unsafe"
+
+	"github.com/ggml-wgpu/ggml-wgpu/backend"
+)
+
+func main() {}
+
+var (
+	regOnce sync.Once
+	regPtr  *C.struct_ggml_backend_reg
+	names   []*C.char // device names and descriptions, alive for the process
+	descs   []*C.char
+)
+
+func registry() *C.struct_ggml_backend_reg {
+	regOnce.Do(func() {
+		backend.Logger = func(level int, msg string) {
+			cs := C.CString(msg)
+			C.gw_log(C.int(level), cs)
+			C.free(unsafe.Pointer(cs))
+		}
+		r := backend.Default()
+		for _, d := range r.Devices {
+			names = append(names, C.CString(d.Name))
+			descs = append(descs, C.CString(d.Description))
+		}
+		regPtr = C.gw_reg_build(C.int(len(r.Devices)))
+	})
+	return regPtr
+}
+
+// guard turns a panic in a callback into a logged error; the host process survives.
+func guard(name string) {
+	if r := recover(); r != nil {
+		backend.Logger(backend.LogError, fmt.Sprintf("ggml-wgpu: internal error in %s: %v\n%s", name, r, debug.Stack()))
+	}
+}
+
+func logErr(format string, args ...any) {
+	backend.Logger(backend.LogError, "ggml-wgpu: "+fmt.Sprintf(format, args...)+"\n")
+}
+
+//export ggml_backend_init
+func ggml_backend_init() *C.struct_ggml_backend_reg {
+	defer guard("ggml_backend_init")
+	return registry()
+}
+
+//export ggml_backend_score
+func ggml_backend_score() (score C.int) {
+	defer guard("ggml_backend_score")
+	registry()
+	return C.int(backend.Default().Score())
+}
+
+//export ggml_backend_wgpu_reg
+func ggml_backend_wgpu_reg() *C.struct_ggml_backend_reg {
+	defer guard("ggml_backend_wgpu_reg")
+	return registry()
+}
+
+//export ggml_backend_wgpu_device_count
+func ggml_backend_wgpu_device_count() C.size_t {
+	registry()
+	return C.size_t(len(backend.Default().Devices))
+}
+
+//export ggml_backend_is_wgpu
+func ggml_backend_is_wgpu(b *C.struct_ggml_backend) C.bool {
+	return C.gw_is_ours(b) != 0
+}
+
+// device returns the backend device behind a ggml device pointer, or nil.
+func device(dev *C.struct_ggml_backend_device) *backend.Device {
+	i := int(C.gw_device_index(dev))
+	if i < 0 {
+		return nil
+	}
+	d, err := backend.Default().Device(i)
+	if err != nil {
+		return nil
+	}
+	return d
+}
+
+func buftDevice(buft *C.struct_ggml_backend_buffer_type) *backend.Device {
+	i := int(C.gw_buft_index(buft))
+	if i < 0 {
+		return nil
+	}
+	d, _ := backend.Default().Device(i)
+	return d
+}
+
+// ---- registry ----
+
+var regName = C.CString("WGPU")
+
+//export gwRegGetName
+func gwRegGetName(*C.struct_ggml_backend_reg) *C.char { return regName }
+
+//export gwRegDeviceCount
+func gwRegDeviceCount(*C.struct_ggml_backend_reg) C.size_t {
+	return C.size_t(len(backend.Default().Devices))
+}
+
+//export gwRegGetDevice
+func gwRegGetDevice(_ *C.struct_ggml_backend_reg, i C.size_t) *C.struct_ggml_backend_device {
+	return C.gw_device_at(C.int(i))
+}
+
+//export gwRegGetProcAddress
+func gwRegGetProcAddress(*C.struct_ggml_backend_reg, *C.char) unsafe.Pointer { return nil }
+
+// ---- device ----
+
+//export gwDevGetName
+func gwDevGetName(dev *C.struct_ggml_backend_device) *C.char {
+	i := int(C.gw_device_index(dev))
+	if i < 0 || i >= len(names) {
+		return regName
+	}
+	return names[i]
+}
+
+//export gwDevGetDescription
+func gwDevGetDescription(dev *C.struct_ggml_backend_device) *C.char {
+	i := int(C.gw_device_index(dev))
+	if i < 0 || i >= len(descs) {
+		return regName
+	}
+	return descs[i]
+}
+
+//export gwDevGetMemory
+func gwDevGetMemory(dev *C.struct_ggml_backend_device, free, total *C.size_t) {
+	defer guard("get_memory")
+	if d := device(dev); d != nil {
+		f, t := d.Memory()
+		*free, *total = C.size_t(f), C.size_t(t)
+	}
+}
+
+//export gwDevGetType
+func gwDevGetType(dev *C.struct_ggml_backend_device) C.int {
+	if d := device(dev); d != nil {
+		return C.int(d.Type)
+	}
+	return C.int(backend.DevTypeGPU)
+}
+
+//export gwDevGetProps
+func gwDevGetProps(dev *C.struct_ggml_backend_device, props *C.struct_ggml_backend_dev_props) {
+	defer guard("get_props")
+	*props = C.struct_ggml_backend_dev_props{}
+	props.name = gwDevGetName(dev)
+	props.description = gwDevGetDescription(dev)
+	props._type = gwDevGetType(dev)
+	if d := device(dev); d != nil {
+		f, t := d.Memory()
+		props.memory_free, props.memory_total = C.size_t(f), C.size_t(t)
+	}
+	props.caps.async = true
+}
+
+var (
+	backendsMu sync.Mutex
+	backends   = map[uint64]*backend.Backend{}
+	nextHandle uint64
+)
+
+//export gwDevInitBackend
+func gwDevInitBackend(dev *C.struct_ggml_backend_device, _ *C.char) *C.struct_ggml_backend {
+	defer guard("init_backend")
+	d := device(dev)
+	if d == nil {
+		logErr("init_backend: unknown device")
+		return nil
+	}
+	b, err := backend.NewBackend(d)
+	if err != nil {
+		logErr("init_backend %s: %v", d.Name, err)
+		return nil
+	}
+	backendsMu.Lock()
+	nextHandle++
+	h := nextHandle
+	backends[h] = b
+	backendsMu.Unlock()
+	return C.gw_backend_new(dev, C.uint64_t(h))
+}
+
+//export gwDevGetBufferType
+func gwDevGetBufferType(dev *C.struct_ggml_backend_device) *C.struct_ggml_backend_buffer_type {
+	return C.gw_buft_at(C.gw_device_index(dev))
+}
+
+//export gwDevSupportsOp
+func gwDevSupportsOp(dev *C.struct_ggml_backend_device, op *C.struct_ggml_tensor) (ok C.bool) {
+	defer guard("supports_op")
+	d := device(dev)
+	if d == nil || op == nil {
+		return false
+	}
+	return C.bool(d.Supports(newReader().tensor(op)))
+}
+
+//export gwDevSupportsBuft
+func gwDevSupportsBuft(dev *C.struct_ggml_backend_device, buft *C.struct_ggml_backend_buffer_type) C.bool {
+	i := C.gw_device_index(dev)
+	return i >= 0 && C.gw_buft_index(buft) == i
+}
+
+// ---- buffer type ----
+
+var buftNames sync.Map // device index -> *C.char
+
+//export gwBuftGetName
+func gwBuftGetName(buft *C.struct_ggml_backend_buffer_type) *C.char {
+	i := int(C.gw_buft_index(buft))
+	if n, ok := buftNames.Load(i); ok {
+		return n.(*C.char)
+	}
+	n, _ := buftNames.LoadOrStore(i, C.CString(fmt.Sprintf("WGPU%d", i)))
+	return n.(*C.char)
+}
+
+//export gwBuftAllocBuffer
+func gwBuftAllocBuffer(buft *C.struct_ggml_backend_buffer_type, size C.size_t) *C.struct_ggml_backend_buffer {
+	defer guard("alloc_buffer")
+	d := buftDevice(buft)
+	if d == nil {
+		logErr("alloc_buffer: unknown buffer type")
+		return nil
+	}
+	b, err := d.Alloc(uint64(size))
+	if err != nil {
+		logErr("alloc_buffer of %d bytes failed: %v", uint64(size), err)
+		return nil
+	}
+	return C.gw_buffer_new(buft, C.uint64_t(b.ID), size)
+}
+
+//export gwBuftGetAlignment
+func gwBuftGetAlignment(buft *C.struct_ggml_backend_buffer_type) C.size_t {
+	if d := buftDevice(buft); d != nil {
+		return C.size_t(d.Alignment())
+	}
+	return 256
+}
+
+//export gwBuftGetMaxSize
+func gwBuftGetMaxSize(buft *C.struct_ggml_backend_buffer_type) C.size_t {
+	if d := buftDevice(buft); d != nil {
+		return C.size_t(d.MaxAlloc())
+	}
+	return 0
+}
+
+// ---- buffer ----
+
+func buffer(b *C.struct_ggml_backend_buffer) *backend.Buffer {
+	if b == nil || C.gw_buft_index(b.buft) < 0 {
+		return nil
+	}
+	buf, _ := backend.LookupBuffer(uint64(uintptr(b.context)))
+	return buf
+}
+
+//export gwBufferFree
+func gwBufferFree(b *C.struct_ggml_backend_buffer) {
+	defer guard("free_buffer")
+	if buf := buffer(b); buf != nil {
+		buf.Free()
+	}
+}
+
+//export gwBufferGetBase
+func gwBufferGetBase(b *C.struct_ggml_backend_buffer) unsafe.Pointer {
+	if buf := buffer(b); buf != nil {
+		return unsafe.Pointer(uintptr(buf.Base())) //nolint:govet // a fake address, never dereferenced
+	}
+	return nil
+}
+
+// tensorOffset returns the byte offset of t's data within buf.
+func tensorOffset(buf *backend.Buffer, t *C.struct_ggml_tensor) (uint64, bool) {
+	addr := uint64(uintptr(t.data))
+	if addr < buf.Base() || addr-buf.Base() > buf.Size {
+		return 0, false
+	}
+	return addr - buf.Base(), true
+}
+
+//export gwBufferMemsetTensor
+func gwBufferMemsetTensor(b *C.struct_ggml_backend_buffer, t *C.struct_ggml_tensor, value C.uint8_t, offset, size C.size_t) {
+	defer guard("memset_tensor")
+	buf := buffer(b)
+	if buf == nil || t == nil {
+		return
+	}
+	if off, ok := tensorOffset(buf, t); ok {
+		if err := buf.Memset(off+uint64(offset), uint64(size), byte(value)); err != nil {
+			logErr("memset_tensor %s: %v", C.GoString(&t.name[0]), err)
+		}
+	}
+}
+
+//export gwBufferSetTensor
+func gwBufferSetTensor(b *C.struct_ggml_backend_buffer, t *C.struct_ggml_tensor, data unsafe.Pointer, offset, size C.size_t) {
+	defer guard("set_tensor")
+	buf := buffer(b)
+	if buf == nil || t == nil || size == 0 {
+		return
+	}
+	off, ok := tensorOffset(buf, t)
+	if !ok {
+		logErr("set_tensor %s: data outside its buffer", C.GoString(&t.name[0]))
+		return
+	}
+	src := unsafe.Slice((*byte)(data), int(size))
+	if err := buf.Write(off+uint64(offset), src); err != nil {
+		logErr("set_tensor %s: %v", C.GoString(&t.name[0]), err)
+	}
+}
+
+//export gwBufferGetTensor
+func gwBufferGetTensor(b *C.struct_ggml_backend_buffer, t *C.struct_ggml_tensor, data unsafe.Pointer, offset, size C.size_t) {
+	defer guard("get_tensor")
+	buf := buffer(b)
+	if buf == nil || t == nil || size == 0 {
+		return
+	}
+	off, ok := tensorOffset(buf, t)
+	if !ok {
+		logErr("get_tensor %s: data outside its buffer", C.GoString(&t.name[0]))
+		return
+	}
+	dst := unsafe.Slice((*byte)(data), int(size))
+	if err := buf.Read(off+uint64(offset), dst); err != nil {
+		logErr("get_tensor %s: %v", C.GoString(&t.name[0]), err)
+	}
+}
+
+//export gwBufferCpyTensor
+func gwBufferCpyTensor(b *C.struct_ggml_backend_buffer, src, dst *C.struct_ggml_tensor) (ok C.bool) {
+	defer guard("cpy_tensor")
+	to := buffer(b)
+	if to == nil || src == nil || dst == nil {
+		return false
+	}
+	sb := src.buffer
+	if src.view_src != nil {
+		sb = src.view_src.buffer
+	}
+	from := buffer(sb)
+	if from == nil {
+		return false
+	}
+	so, ok1 := tensorOffset(from, src)
+	do, ok2 := tensorOffset(to, dst)
+	if !ok1 || !ok2 {
+		return false
+	}
+	n := newReader().tensor(src)
+	done, err := from.CopyTo(to, so, do, n.Extent())
+	if err != nil {
+		logErr("cpy_tensor: %v", err)
+		return false
+	}
+	return C.bool(done)
+}
+
+//export gwBufferClear
+func gwBufferClear(b *C.struct_ggml_backend_buffer, value C.uint8_t) {
+	defer guard("clear")
+	if buf := buffer(b); buf != nil {
+		if err := buf.Clear(byte(value)); err != nil {
+			logErr("clear: %v", err)
+		}
+	}
+}
+
+// ---- backend ----
+
+func instance(b *C.struct_ggml_backend) *backend.Backend {
+	if C.gw_is_ours(b) == 0 {
+		return nil
+	}
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	return backends[uint64(uintptr(b.context))]
+}
+
+//export gwBackendGetName
+func gwBackendGetName(b *C.struct_ggml_backend) *C.char { return gwDevGetName(b.device) }
+
+//export gwBackendFree
+func gwBackendFree(b *C.struct_ggml_backend) {
+	defer guard("free")
+	if bk := instance(b); bk != nil {
+		bk.Synchronize()
+	}
+	backendsMu.Lock()
+	delete(backends, uint64(uintptr(b.context)))
+	backendsMu.Unlock()
+	C.gw_backend_delete(b)
+}
+
+//export gwBackendSynchronize
+func gwBackendSynchronize(b *C.struct_ggml_backend) {
+	defer guard("synchronize")
+	if bk := instance(b); bk != nil {
+		bk.Synchronize()
+	}
+}
+
+//export gwBackendGraphCompute
+func gwBackendGraphCompute(b *C.struct_ggml_backend, g *C.struct_ggml_cgraph) (status C.int) {
+	status = C.GW_STATUS_FAILED
+	defer guard("graph_compute")
+	bk := instance(b)
+	if bk == nil || g == nil {
+		return C.GW_STATUS_FAILED
+	}
+	n := int(C.ggml_graph_n_nodes(g))
+	r := newReader()
+	nodes := make([]*backendTensor, 0, n)
+	for i := 0; i < n; i++ {
+		nodes = append(nodes, r.tensor(C.ggml_graph_node(g, C.int(i))))
+	}
+	if err := bk.Compute(nodes); err != nil {
+		logErr("graph_compute on %s: %v", bk.Dev.Name, err)
+		return C.GW_STATUS_FAILED
+	}
+	return C.GW_STATUS_SUCCESS
+}

@@ -1,0 +1,17 @@
+// The C side of the cgo boundary: storage for the ggml structs this library owns and the
+// vtables that point at the Go callbacks.
+#ifndef GGML_WGPU_SHIM_H
+#define GGML_WGPU_SHIM_H
+#include "../include/ggml-backend-abi.h"
+
+struct ggml_backend_reg *gw_reg_build(int n_devices);
+struct ggml_backend_device *gw_device_at(int i);
+struct ggml_backend_buffer_type *gw_buft_at(int i);
+int gw_buft_index(struct ggml_backend_buffer_type *buft);
+int gw_device_index(struct ggml_backend_device *dev);
+struct ggml_backend_buffer *gw_buffer_new(struct ggml_backend_buffer_type *buft, uint64_t id, size_t size);
+struct ggml_backend *gw_backend_new(struct ggml_backend_device *dev, uint64_t handle);
+void gw_backend_delete(struct ggml_backend *b);
+int gw_is_ours(struct ggml_backend *b);
+void gw_log(int level, const char *msg);
+#endif

@@ -1,0 +1,170 @@
+// Package conformance is the op-by-op NMSE suite of libggml-wgpu against the real ggml CPU
+// backend: each Case builds a one-op graph twice (once per backend) in no_alloc contexts,
+// both copies get the same deterministic inputs, and the outputs are compared with ggml's
+// test-backend-ops metric (NMSE, see DESIGN.md 3.5).
+package conformance
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+
+	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+)
+
+// InitFunc produces n values for a leaf tensor, in the tensor's logical (contiguous) element
+// order; the runner converts them to the tensor's type (F32, F16 or I32).
+type InitFunc func(r *rand.Rand, n int) []float32
+
+// Uniform returns an InitFunc drawing uniformly from [lo, hi).
+func Uniform(lo, hi float32) InitFunc {
+	return func(r *rand.Rand, n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = lo + (hi-lo)*r.Float32()
+		}
+		return v
+	}
+}
+
+// AwayFromZero returns an InitFunc drawing |x| uniformly from [lo, hi) with a random sign
+// (for divisors).
+func AwayFromZero(lo, hi float32) InitFunc {
+	return func(r *rand.Rand, n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = lo + (hi-lo)*r.Float32()
+			if r.Intn(2) == 0 {
+				v[i] = -v[i]
+			}
+		}
+		return v
+	}
+}
+
+// Indices returns an InitFunc drawing integers uniformly from [0, max).
+func Indices(max int64) InitFunc {
+	return func(r *rand.Rand, n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.Int63n(max))
+		}
+		return v
+	}
+}
+
+// Case is one conformance check: a graph that ends in the op under test.
+type Case struct {
+	// Name identifies the case uniquely, in test-backend-ops style: OP(type=...,ne=...).
+	Name string
+	// Op is the op family the case counts under in the report (e.g. "ADD", "UNARY(SILU)").
+	Op string
+	// Types labels the tensor types of the case in the report (e.g. "f32", "f16->f32").
+	Types string
+	// MaxNMSE is the largest acceptable NMSE against the CPU backend.
+	MaxNMSE float64
+	// Optional cases may be unsupported by the device under test without failing the suite.
+	Optional bool
+	// Init, when set, replaces the default initializer (uniform [-1,1]) of the case's F32 and
+	// F16 leaves that have no initializer of their own (see Builder.Init).
+	Init InitFunc
+	// Build creates the inputs in b's context and returns the output tensor.
+	Build func(b *Builder) ggml.Tensor
+}
+
+// Builder is what a Case's Build function works with: the library and a no_alloc context,
+// plus bookkeeping for initializers, extra checked tensors and sentinels.
+type Builder struct {
+	// L is the ggml library.
+	L *ggml.Lib
+	// Ctx is the no_alloc context the case builds in.
+	Ctx ggml.Context
+
+	inits     map[ggml.Tensor]InitFunc
+	checks    []ggml.Tensor
+	sentinels []ggml.Tensor
+	noSent    bool
+}
+
+// sentinelSize is the number of F32 elements of each sentinel tensor placed after the
+// inputs, to catch writes past the end of a tensor (as test-backend-ops does).
+const sentinelSize = 256
+
+func newBuilder(l *ggml.Lib, ctx ggml.Context) *Builder {
+	return &Builder{L: l, Ctx: ctx, inits: map[ggml.Tensor]InitFunc{}}
+}
+
+func (b *Builder) addSentinel() {
+	if b.noSent {
+		return
+	}
+	s := b.L.NewTensor1D(b.Ctx, ggml.TypeF32, sentinelSize)
+	b.L.SetName(s, fmt.Sprintf("sentinel_%d", len(b.sentinels)))
+	b.sentinels = append(b.sentinels, s)
+}
+
+// New creates a named 4-D leaf tensor of type t with shape ne (missing dimensions are 1),
+// followed by a sentinel.
+func (b *Builder) New(name string, t ggml.Type, ne ...int64) ggml.Tensor {
+	s := shape(ne...)
+	x := b.L.NewTensor4D(b.Ctx, t, s[0], s[1], s[2], s[3])
+	b.L.SetName(x, name)
+	b.addSentinel()
+	return x
+}
+
+// Index creates a named I32 leaf tensor of shape ne holding values in [0, max).
+func (b *Builder) Index(name string, max int64, ne ...int64) ggml.Tensor {
+	x := b.New(name, ggml.TypeI32, ne...)
+	b.inits[x] = Indices(max)
+	return x
+}
+
+// Init sets the initializer of the leaf tensor x.
+func (b *Builder) Init(x ggml.Tensor, f InitFunc) { b.inits[x] = f }
+
+// Check adds x to the tensors compared between the backends, after the output (e.g. the
+// whole destination of a copy into a view, to see that nothing outside the view changed).
+func (b *Builder) Check(x ggml.Tensor) { b.checks = append(b.checks, x) }
+
+// Permute is ggml_permute on the builder's context.
+func (b *Builder) Permute(x ggml.Tensor, p [4]int) ggml.Tensor {
+	return b.L.Permute(b.Ctx, x, p[0], p[1], p[2], p[3])
+}
+
+// View4D is ggml_view_4d on the builder's context, with x's strides and a byte offset.
+func (b *Builder) View4D(x ggml.Tensor, ne [4]int64, offset uint64) ggml.Tensor {
+	nb := x.Nb()
+	return b.L.View4D(b.Ctx, x, ne[0], ne[1], ne[2], ne[3], nb[1], nb[2], nb[3], offset)
+}
+
+// shape pads ne with ones to 4 dimensions.
+func shape(ne ...int64) [4]int64 {
+	s := [4]int64{1, 1, 1, 1}
+	copy(s[:], ne)
+	return s
+}
+
+// fmtNe formats a shape as [a,b,c,d].
+func fmtNe(ne [4]int64) string {
+	parts := make([]string, 4)
+	for i, v := range ne {
+		parts[i] = fmt.Sprint(v)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// fmtPerm formats a permutation as [a,b,c,d].
+func fmtPerm(p [4]int) string {
+	return fmt.Sprintf("[%d,%d,%d,%d]", p[0], p[1], p[2], p[3])
+}
+
+// permuteShape returns the shape a tensor must be created with so that ggml_permute(x, p)
+// has shape ne: source axis i goes to position p[i], so created[i] = ne[p[i]].
+func permuteShape(ne [4]int64, p [4]int) [4]int64 {
+	var s [4]int64
+	for i := 0; i < 4; i++ {
+		s[i] = ne[p[i]]
+	}
+	return s
+}

@@ -1,0 +1,771 @@
+// Package ggml is a small purego (no cgo) binding of the public C API of the real ggml host
+// libraries (libggml-base.so and libggml.v0.5.0.so of ggml 0.25.1). It exposes just what the
+// conformance suite needs: contexts, tensor constructors for a handful of ops, graphs, backend
+// loading, allocation, tensor transfers and graph computation.
+//
+// Pointers returned by ggml are represented as uintptr-based types (Context, Tensor, ...);
+// tensor fields are read straight from the C struct at the ggml 0.25.1 x86-64 offsets.
+package ggml
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// Context is a pointer to a C struct ggml_context.
+type Context uintptr
+
+// Tensor is a pointer to a C struct ggml_tensor.
+type Tensor uintptr
+
+// Graph is a pointer to a C struct ggml_cgraph.
+type Graph uintptr
+
+// Backend is a ggml_backend_t.
+type Backend uintptr
+
+// Device is a ggml_backend_dev_t.
+type Device uintptr
+
+// Reg is a ggml_backend_reg_t.
+type Reg uintptr
+
+// Buffer is a ggml_backend_buffer_t.
+type Buffer uintptr
+
+// Type is a ggml_type.
+type Type int32
+
+// The ggml types the suite uses (ggml 0.25.1 values).
+const (
+	TypeF32 Type = 0  // GGML_TYPE_F32
+	TypeF16 Type = 1  // GGML_TYPE_F16
+	TypeI32 Type = 26 // GGML_TYPE_I32
+)
+
+// Size returns the size in bytes of one element of the (non-quantized) type t, or 0 if the
+// suite does not know it.
+func (t Type) Size() int {
+	switch t {
+	case TypeF32, TypeI32:
+		return 4
+	case TypeF16:
+		return 2
+	}
+	return 0
+}
+
+// String returns a short lower-case name of the type (f32, f16, i32).
+func (t Type) String() string {
+	switch t {
+	case TypeF32:
+		return "f32"
+	case TypeF16:
+		return "f16"
+	case TypeI32:
+		return "i32"
+	}
+	return fmt.Sprintf("type%d", int32(t))
+}
+
+// Op is a ggml_op.
+type Op int32
+
+// The ggml ops the suite refers to (ggml 0.25.1 values).
+const (
+	OpNone      Op = 0   // GGML_OP_NONE
+	OpDup       Op = 1   // GGML_OP_DUP
+	OpAdd       Op = 2   // GGML_OP_ADD
+	OpSub       Op = 6   // GGML_OP_SUB
+	OpMul       Op = 7   // GGML_OP_MUL
+	OpDiv       Op = 8   // GGML_OP_DIV
+	OpNorm      Op = 24  // GGML_OP_NORM
+	OpRMSNorm   Op = 25  // GGML_OP_RMS_NORM
+	OpMulMat    Op = 29  // GGML_OP_MUL_MAT
+	OpScale     Op = 32  // GGML_OP_SCALE
+	OpCpy       Op = 34  // GGML_OP_CPY
+	OpCont      Op = 35  // GGML_OP_CONT
+	OpReshape   Op = 36  // GGML_OP_RESHAPE
+	OpView      Op = 37  // GGML_OP_VIEW
+	OpPermute   Op = 38  // GGML_OP_PERMUTE
+	OpTranspose Op = 39  // GGML_OP_TRANSPOSE
+	OpGetRows   Op = 40  // GGML_OP_GET_ROWS
+	OpSoftMax   Op = 46  // GGML_OP_SOFT_MAX
+	OpUnary     Op = 91  // GGML_OP_UNARY
+	OpGLU       Op = 100 // GGML_OP_GLU
+)
+
+// IsViewLike reports whether op only reinterprets memory (no computation): NONE, VIEW,
+// RESHAPE, PERMUTE, TRANSPOSE.
+func (op Op) IsViewLike() bool {
+	switch op {
+	case OpNone, OpView, OpReshape, OpPermute, OpTranspose:
+		return true
+	}
+	return false
+}
+
+// Backend device types (enum ggml_backend_dev_type).
+const (
+	DevTypeCPU = 0 // GGML_BACKEND_DEVICE_TYPE_CPU
+	DevTypeGPU = 1 // GGML_BACKEND_DEVICE_TYPE_GPU
+)
+
+// Status values returned by graph computation (enum ggml_status).
+const (
+	StatusSuccess = 0 // GGML_STATUS_SUCCESS
+)
+
+// InitParams mirrors struct ggml_init_params {size_t mem_size; void *mem_buffer; bool no_alloc;}.
+type InitParams struct {
+	MemSize   uintptr
+	MemBuffer uintptr
+	NoAlloc   bool
+	_         [7]byte
+}
+
+// Offsets of the fields of struct ggml_tensor (ggml 0.25.1, x86-64).
+const (
+	offType     = 0
+	offBuffer   = 8
+	offNe       = 16
+	offNb       = 48
+	offOp       = 80
+	offOpParams = 84
+	offFlags    = 148
+	offSrc      = 152
+	offViewSrc  = 232
+	offViewOffs = 240
+	offData     = 248
+	offName     = 256
+	maxName     = 64
+	maxSrc      = 10
+)
+
+// at converts a C address into an unsafe.Pointer without tripping go vet's uintptr check.
+func at(p uintptr) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
+}
+
+// Type returns the tensor's element type.
+func (t Tensor) Type() Type { return Type(*(*int32)(at(uintptr(t) + offType))) }
+
+// Buffer returns the backend buffer the tensor lives in (0 if unallocated).
+func (t Tensor) Buffer() Buffer { return Buffer(*(*uintptr)(at(uintptr(t) + offBuffer))) }
+
+// Ne returns the number of elements in each of the 4 dimensions.
+func (t Tensor) Ne() [4]int64 { return *(*[4]int64)(at(uintptr(t) + offNe)) }
+
+// Nb returns the byte stride of each of the 4 dimensions.
+func (t Tensor) Nb() [4]uint64 { return *(*[4]uint64)(at(uintptr(t) + offNb)) }
+
+// Op returns the tensor's op (OpNone for leaves).
+func (t Tensor) Op() Op { return Op(*(*int32)(at(uintptr(t) + offOp))) }
+
+// OpParamI32 returns op_params[i] as an int32.
+func (t Tensor) OpParamI32(i int) int32 { return *(*int32)(at(uintptr(t) + offOpParams + uintptr(4*i))) }
+
+// OpParamF32 returns op_params[i] reinterpreted as a float32.
+func (t Tensor) OpParamF32(i int) float32 {
+	return *(*float32)(at(uintptr(t) + offOpParams + uintptr(4*i)))
+}
+
+// Flags returns the tensor flags (INPUT 1, OUTPUT 2, PARAM 4, LOSS 8, COMPUTE 16).
+func (t Tensor) Flags() int32 { return *(*int32)(at(uintptr(t) + offFlags)) }
+
+// Src returns source i (0..9) of the tensor, or 0.
+func (t Tensor) Src(i int) Tensor {
+	if i < 0 || i >= maxSrc {
+		return 0
+	}
+	return Tensor(*(*uintptr)(at(uintptr(t) + offSrc + uintptr(8*i))))
+}
+
+// ViewSrc returns the tensor this one is a view of, or 0.
+func (t Tensor) ViewSrc() Tensor { return Tensor(*(*uintptr)(at(uintptr(t) + offViewSrc))) }
+
+// ViewOffs returns the byte offset of a view inside its ViewSrc.
+func (t Tensor) ViewOffs() uint64 { return *(*uint64)(at(uintptr(t) + offViewOffs)) }
+
+// Data returns the tensor's data address (a backend address; not necessarily host memory).
+func (t Tensor) Data() uintptr { return *(*uintptr)(at(uintptr(t) + offData)) }
+
+// Name returns the tensor's name.
+func (t Tensor) Name() string {
+	b := (*[maxName]byte)(at(uintptr(t) + offName))
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b[:])
+}
+
+// NElements returns the number of elements (product of Ne), computed without calling ggml.
+func (t Tensor) NElements() int64 {
+	ne := t.Ne()
+	return ne[0] * ne[1] * ne[2] * ne[3]
+}
+
+// IsContiguous reports whether the tensor's elements are densely packed in row-major order
+// (for the non-quantized types the suite uses).
+func (t Tensor) IsContiguous() bool {
+	ne, nb := t.Ne(), t.Nb()
+	next := uint64(t.Type().Size())
+	for i := 0; i < 4; i++ {
+		if ne[i] != 1 && nb[i] != next {
+			return false
+		}
+		next *= uint64(ne[i])
+	}
+	return true
+}
+
+// Lib is a loaded pair of ggml host libraries with the functions the suite uses.
+type Lib struct {
+	// Dir is the directory the libraries were loaded from.
+	Dir string
+
+	base, ggml uintptr
+
+	initFn       func(InitParams) Context
+	free         func(Context)
+	newTensor1d  func(Context, Type, int64) Tensor
+	newTensor2d  func(Context, Type, int64, int64) Tensor
+	newTensor3d  func(Context, Type, int64, int64, int64) Tensor
+	newTensor4d  func(Context, Type, int64, int64, int64, int64) Tensor
+	view1d       func(Context, Tensor, int64, uintptr) Tensor
+	view2d       func(Context, Tensor, int64, int64, uintptr, uintptr) Tensor
+	view3d       func(Context, Tensor, int64, int64, int64, uintptr, uintptr, uintptr) Tensor
+	view4d       func(Context, Tensor, int64, int64, int64, int64, uintptr, uintptr, uintptr, uintptr) Tensor
+	permute      func(Context, Tensor, int32, int32, int32, int32) Tensor
+	transpose    func(Context, Tensor) Tensor
+	reshape4d    func(Context, Tensor, int64, int64, int64, int64) Tensor
+	cont         func(Context, Tensor) Tensor
+	cpy          func(Context, Tensor, Tensor) Tensor
+	dup          func(Context, Tensor) Tensor
+	add          func(Context, Tensor, Tensor) Tensor
+	addInplace   func(Context, Tensor, Tensor) Tensor
+	sub          func(Context, Tensor, Tensor) Tensor
+	subInplace   func(Context, Tensor, Tensor) Tensor
+	mul          func(Context, Tensor, Tensor) Tensor
+	mulInplace   func(Context, Tensor, Tensor) Tensor
+	div          func(Context, Tensor, Tensor) Tensor
+	divInplace   func(Context, Tensor, Tensor) Tensor
+	scale        func(Context, Tensor, float32) Tensor
+	scaleInplace func(Context, Tensor, float32) Tensor
+	scaleBias    func(Context, Tensor, float32, float32) Tensor
+	scaleBiasInp func(Context, Tensor, float32, float32) Tensor
+	rmsNorm      func(Context, Tensor, float32) Tensor
+	norm         func(Context, Tensor, float32) Tensor
+	getRows      func(Context, Tensor, Tensor) Tensor
+	mulMat       func(Context, Tensor, Tensor) Tensor
+	softMax      func(Context, Tensor) Tensor
+	softMaxExt   func(Context, Tensor, Tensor, float32, float32) Tensor
+	silu         func(Context, Tensor) Tensor
+	gelu         func(Context, Tensor) Tensor
+	swiglu       func(Context, Tensor) Tensor
+	swigluSplit  func(Context, Tensor, Tensor) Tensor
+
+	newGraph       func(Context) Graph
+	buildForward   func(Graph, Tensor)
+	graphNNodes    func(Graph) int32
+	graphNode      func(Graph, int32) Tensor
+	nbytes         func(Tensor) uintptr
+	nelements      func(Tensor) int64
+	setName        func(Tensor, string) Tensor
+	firstTensor    func(Context) Tensor
+	nextTensor     func(Context, Tensor) Tensor
+	fp16ToFP32Row  func(unsafe.Pointer, unsafe.Pointer, int64)
+	fp32ToFP16Row  func(unsafe.Pointer, unsafe.Pointer, int64)
+	opName         func(Op) string
+	typeName       func(Type) string
+	tensorOverhead func() uintptr
+	graphOverhead  func() uintptr
+
+	backendLoad        func(string) Reg
+	backendLoadAll     func()
+	backendLoadAllFrom func(string)
+	devByName          func(string) Device
+	devCount           func() uintptr
+	devGet             func(uintptr) Device
+	devName            func(Device) string
+	devDescription     func(Device) string
+	devMemory          func(Device, *uintptr, *uintptr)
+	devInit            func(Device, uintptr) Backend
+	devSupportsOp      func(Device, Tensor) bool
+	initByType         func(int32, uintptr) Backend
+	backendFree        func(Backend)
+	backendName        func(Backend) string
+	backendGetDevice   func(Backend) Device
+	allocCtxTensors    func(Context, Backend) Buffer
+	bufferFree         func(Buffer)
+	tensorSet          func(Tensor, unsafe.Pointer, uintptr, uintptr)
+	tensorGet          func(Tensor, unsafe.Pointer, uintptr, uintptr)
+	graphCompute       func(Backend, Graph) int32
+	synchronize        func(Backend)
+}
+
+// Open dlopens libggml-base.so and then libggml.v0.5.0.so from libDir (RTLD_NOW|RTLD_GLOBAL)
+// and binds the functions the suite uses.
+func Open(libDir string) (*Lib, error) {
+	abs, err := filepath.Abs(libDir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lib{Dir: abs}
+	basePath := filepath.Join(abs, "libggml-base.so")
+	ggmlPath := filepath.Join(abs, "libggml.v0.5.0.so")
+	if _, err := os.Stat(ggmlPath); err != nil {
+		if _, err2 := os.Stat(filepath.Join(abs, "libggml.so")); err2 == nil {
+			ggmlPath = filepath.Join(abs, "libggml.so")
+		}
+	}
+	if l.base, err = purego.Dlopen(basePath, purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
+		return nil, fmt.Errorf("ggml: dlopen %s: %w", basePath, err)
+	}
+	if l.ggml, err = purego.Dlopen(ggmlPath, purego.RTLD_NOW|purego.RTLD_GLOBAL); err != nil {
+		return nil, fmt.Errorf("ggml: dlopen %s: %w", ggmlPath, err)
+	}
+	var errs []error
+	reg := func(fptr any, name string) {
+		sym, err := purego.Dlsym(l.ggml, name)
+		if err != nil || sym == 0 {
+			sym, err = purego.Dlsym(l.base, name)
+		}
+		if err != nil || sym == 0 {
+			errs = append(errs, fmt.Errorf("ggml: symbol %s not found: %v", name, err))
+			return
+		}
+		purego.RegisterFunc(fptr, sym)
+	}
+	reg(&l.initFn, "ggml_init")
+	reg(&l.free, "ggml_free")
+	reg(&l.newTensor1d, "ggml_new_tensor_1d")
+	reg(&l.newTensor2d, "ggml_new_tensor_2d")
+	reg(&l.newTensor3d, "ggml_new_tensor_3d")
+	reg(&l.newTensor4d, "ggml_new_tensor_4d")
+	reg(&l.view1d, "ggml_view_1d")
+	reg(&l.view2d, "ggml_view_2d")
+	reg(&l.view3d, "ggml_view_3d")
+	reg(&l.view4d, "ggml_view_4d")
+	reg(&l.permute, "ggml_permute")
+	reg(&l.transpose, "ggml_transpose")
+	reg(&l.reshape4d, "ggml_reshape_4d")
+	reg(&l.cont, "ggml_cont")
+	reg(&l.cpy, "ggml_cpy")
+	reg(&l.dup, "ggml_dup")
+	reg(&l.add, "ggml_add")
+	reg(&l.addInplace, "ggml_add_inplace")
+	reg(&l.sub, "ggml_sub")
+	reg(&l.subInplace, "ggml_sub_inplace")
+	reg(&l.mul, "ggml_mul")
+	reg(&l.mulInplace, "ggml_mul_inplace")
+	reg(&l.div, "ggml_div")
+	reg(&l.divInplace, "ggml_div_inplace")
+	reg(&l.scale, "ggml_scale")
+	reg(&l.scaleInplace, "ggml_scale_inplace")
+	reg(&l.scaleBias, "ggml_scale_bias")
+	reg(&l.scaleBiasInp, "ggml_scale_bias_inplace")
+	reg(&l.rmsNorm, "ggml_rms_norm")
+	reg(&l.norm, "ggml_norm")
+	reg(&l.getRows, "ggml_get_rows")
+	reg(&l.mulMat, "ggml_mul_mat")
+	reg(&l.softMax, "ggml_soft_max")
+	reg(&l.softMaxExt, "ggml_soft_max_ext")
+	reg(&l.silu, "ggml_silu")
+	reg(&l.gelu, "ggml_gelu")
+	reg(&l.swiglu, "ggml_swiglu")
+	reg(&l.swigluSplit, "ggml_swiglu_split")
+	reg(&l.newGraph, "ggml_new_graph")
+	reg(&l.buildForward, "ggml_build_forward_expand")
+	reg(&l.graphNNodes, "ggml_graph_n_nodes")
+	reg(&l.graphNode, "ggml_graph_node")
+	reg(&l.nbytes, "ggml_nbytes")
+	reg(&l.nelements, "ggml_nelements")
+	reg(&l.setName, "ggml_set_name")
+	reg(&l.firstTensor, "ggml_get_first_tensor")
+	reg(&l.nextTensor, "ggml_get_next_tensor")
+	reg(&l.fp16ToFP32Row, "ggml_fp16_to_fp32_row")
+	reg(&l.fp32ToFP16Row, "ggml_fp32_to_fp16_row")
+	reg(&l.opName, "ggml_op_name")
+	reg(&l.typeName, "ggml_type_name")
+	reg(&l.tensorOverhead, "ggml_tensor_overhead")
+	reg(&l.graphOverhead, "ggml_graph_overhead")
+	reg(&l.backendLoad, "ggml_backend_load")
+	reg(&l.backendLoadAll, "ggml_backend_load_all")
+	reg(&l.backendLoadAllFrom, "ggml_backend_load_all_from_path")
+	reg(&l.devByName, "ggml_backend_dev_by_name")
+	reg(&l.devCount, "ggml_backend_dev_count")
+	reg(&l.devGet, "ggml_backend_dev_get")
+	reg(&l.devName, "ggml_backend_dev_name")
+	reg(&l.devDescription, "ggml_backend_dev_description")
+	reg(&l.devMemory, "ggml_backend_dev_memory")
+	reg(&l.devInit, "ggml_backend_dev_init")
+	reg(&l.devSupportsOp, "ggml_backend_dev_supports_op")
+	reg(&l.initByType, "ggml_backend_init_by_type")
+	reg(&l.backendFree, "ggml_backend_free")
+	reg(&l.backendName, "ggml_backend_name")
+	reg(&l.backendGetDevice, "ggml_backend_get_device")
+	reg(&l.allocCtxTensors, "ggml_backend_alloc_ctx_tensors")
+	reg(&l.bufferFree, "ggml_backend_buffer_free")
+	reg(&l.tensorSet, "ggml_backend_tensor_set")
+	reg(&l.tensorGet, "ggml_backend_tensor_get")
+	reg(&l.graphCompute, "ggml_backend_graph_compute")
+	reg(&l.synchronize, "ggml_backend_synchronize")
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return l, nil
+}
+
+// Init creates a ggml context (ggml_init). With noAlloc set, tensors get no host memory and
+// must be allocated in a backend buffer (AllocCtxTensors).
+func (l *Lib) Init(memSize uintptr, noAlloc bool) Context {
+	return l.initFn(InitParams{MemSize: memSize, NoAlloc: noAlloc})
+}
+
+// Free frees a context (ggml_free).
+func (l *Lib) Free(ctx Context) { l.free(ctx) }
+
+// NewTensor1D creates a 1-D tensor (ggml_new_tensor_1d).
+func (l *Lib) NewTensor1D(ctx Context, t Type, ne0 int64) Tensor {
+	return l.newTensor1d(ctx, t, ne0)
+}
+
+// NewTensor2D creates a 2-D tensor (ggml_new_tensor_2d).
+func (l *Lib) NewTensor2D(ctx Context, t Type, ne0, ne1 int64) Tensor {
+	return l.newTensor2d(ctx, t, ne0, ne1)
+}
+
+// NewTensor3D creates a 3-D tensor (ggml_new_tensor_3d).
+func (l *Lib) NewTensor3D(ctx Context, t Type, ne0, ne1, ne2 int64) Tensor {
+	return l.newTensor3d(ctx, t, ne0, ne1, ne2)
+}
+
+// NewTensor4D creates a 4-D tensor (ggml_new_tensor_4d).
+func (l *Lib) NewTensor4D(ctx Context, t Type, ne0, ne1, ne2, ne3 int64) Tensor {
+	return l.newTensor4d(ctx, t, ne0, ne1, ne2, ne3)
+}
+
+// View1D creates a 1-D view of a at byte offset (ggml_view_1d).
+func (l *Lib) View1D(ctx Context, a Tensor, ne0 int64, offset uint64) Tensor {
+	return l.view1d(ctx, a, ne0, uintptr(offset))
+}
+
+// View2D creates a 2-D view of a with row stride nb1 at byte offset (ggml_view_2d).
+func (l *Lib) View2D(ctx Context, a Tensor, ne0, ne1 int64, nb1, offset uint64) Tensor {
+	return l.view2d(ctx, a, ne0, ne1, uintptr(nb1), uintptr(offset))
+}
+
+// View3D creates a 3-D view of a (ggml_view_3d).
+func (l *Lib) View3D(ctx Context, a Tensor, ne0, ne1, ne2 int64, nb1, nb2, offset uint64) Tensor {
+	return l.view3d(ctx, a, ne0, ne1, ne2, uintptr(nb1), uintptr(nb2), uintptr(offset))
+}
+
+// View4D creates a 4-D view of a (ggml_view_4d).
+func (l *Lib) View4D(ctx Context, a Tensor, ne0, ne1, ne2, ne3 int64, nb1, nb2, nb3, offset uint64) Tensor {
+	return l.view4d(ctx, a, ne0, ne1, ne2, ne3, uintptr(nb1), uintptr(nb2), uintptr(nb3), uintptr(offset))
+}
+
+// Permute permutes the axes of a: source axis i goes to position axis[i] (ggml_permute).
+func (l *Lib) Permute(ctx Context, a Tensor, ax0, ax1, ax2, ax3 int) Tensor {
+	return l.permute(ctx, a, int32(ax0), int32(ax1), int32(ax2), int32(ax3))
+}
+
+// Transpose swaps the first two axes of a (ggml_transpose).
+func (l *Lib) Transpose(ctx Context, a Tensor) Tensor { return l.transpose(ctx, a) }
+
+// Reshape4D reshapes a contiguous tensor (ggml_reshape_4d).
+func (l *Lib) Reshape4D(ctx Context, a Tensor, ne0, ne1, ne2, ne3 int64) Tensor {
+	return l.reshape4d(ctx, a, ne0, ne1, ne2, ne3)
+}
+
+// Cont makes a contiguous copy of a (ggml_cont).
+func (l *Lib) Cont(ctx Context, a Tensor) Tensor { return l.cont(ctx, a) }
+
+// Cpy copies a into b and returns a view of b (ggml_cpy).
+func (l *Lib) Cpy(ctx Context, a, b Tensor) Tensor { return l.cpy(ctx, a, b) }
+
+// Dup duplicates a (ggml_dup).
+func (l *Lib) Dup(ctx Context, a Tensor) Tensor { return l.dup(ctx, a) }
+
+// Add returns a+b with b broadcast over a (ggml_add).
+func (l *Lib) Add(ctx Context, a, b Tensor) Tensor { return l.add(ctx, a, b) }
+
+// AddInplace is Add writing into a (ggml_add_inplace).
+func (l *Lib) AddInplace(ctx Context, a, b Tensor) Tensor { return l.addInplace(ctx, a, b) }
+
+// Sub returns a-b (ggml_sub).
+func (l *Lib) Sub(ctx Context, a, b Tensor) Tensor { return l.sub(ctx, a, b) }
+
+// SubInplace is Sub writing into a (ggml_sub_inplace).
+func (l *Lib) SubInplace(ctx Context, a, b Tensor) Tensor { return l.subInplace(ctx, a, b) }
+
+// Mul returns a*b (ggml_mul).
+func (l *Lib) Mul(ctx Context, a, b Tensor) Tensor { return l.mul(ctx, a, b) }
+
+// MulInplace is Mul writing into a (ggml_mul_inplace).
+func (l *Lib) MulInplace(ctx Context, a, b Tensor) Tensor { return l.mulInplace(ctx, a, b) }
+
+// Div returns a/b (ggml_div).
+func (l *Lib) Div(ctx Context, a, b Tensor) Tensor { return l.div(ctx, a, b) }
+
+// DivInplace is Div writing into a (ggml_div_inplace).
+func (l *Lib) DivInplace(ctx Context, a, b Tensor) Tensor { return l.divInplace(ctx, a, b) }
+
+// Scale returns a*s (ggml_scale).
+func (l *Lib) Scale(ctx Context, a Tensor, s float32) Tensor { return l.scale(ctx, a, s) }
+
+// ScaleInplace is Scale writing into a (ggml_scale_inplace).
+func (l *Lib) ScaleInplace(ctx Context, a Tensor, s float32) Tensor {
+	return l.scaleInplace(ctx, a, s)
+}
+
+// ScaleBias returns a*s + b (ggml_scale_bias).
+func (l *Lib) ScaleBias(ctx Context, a Tensor, s, b float32) Tensor {
+	return l.scaleBias(ctx, a, s, b)
+}
+
+// ScaleBiasInplace is ScaleBias writing into a (ggml_scale_bias_inplace).
+func (l *Lib) ScaleBiasInplace(ctx Context, a Tensor, s, b float32) Tensor {
+	return l.scaleBiasInp(ctx, a, s, b)
+}
+
+// RMSNorm normalizes the rows of a by their root mean square (ggml_rms_norm).
+func (l *Lib) RMSNorm(ctx Context, a Tensor, eps float32) Tensor { return l.rmsNorm(ctx, a, eps) }
+
+// Norm normalizes the rows of a to zero mean and unit variance (ggml_norm).
+func (l *Lib) Norm(ctx Context, a Tensor, eps float32) Tensor { return l.norm(ctx, a, eps) }
+
+// GetRows gathers the rows of a named by the I32 tensor b (ggml_get_rows).
+func (l *Lib) GetRows(ctx Context, a, b Tensor) Tensor { return l.getRows(ctx, a, b) }
+
+// MulMat returns a*b^T as ggml defines it (ggml_mul_mat).
+func (l *Lib) MulMat(ctx Context, a, b Tensor) Tensor { return l.mulMat(ctx, a, b) }
+
+// SoftMax returns the row-wise softmax of a (ggml_soft_max).
+func (l *Lib) SoftMax(ctx Context, a Tensor) Tensor { return l.softMax(ctx, a) }
+
+// SoftMaxExt returns softmax(a*scale + mask*slope) (ggml_soft_max_ext); mask may be 0.
+func (l *Lib) SoftMaxExt(ctx Context, a, mask Tensor, scale, maxBias float32) Tensor {
+	return l.softMaxExt(ctx, a, mask, scale, maxBias)
+}
+
+// SiLU applies x*sigmoid(x) (ggml_silu).
+func (l *Lib) SiLU(ctx Context, a Tensor) Tensor { return l.silu(ctx, a) }
+
+// GELU applies the tanh-approximated GELU (ggml_gelu).
+func (l *Lib) GELU(ctx Context, a Tensor) Tensor { return l.gelu(ctx, a) }
+
+// SwiGLU applies silu(first half of each row) * second half (ggml_swiglu).
+func (l *Lib) SwiGLU(ctx Context, a Tensor) Tensor { return l.swiglu(ctx, a) }
+
+// SwiGLUSplit applies silu(a)*b (ggml_swiglu_split).
+func (l *Lib) SwiGLUSplit(ctx Context, a, b Tensor) Tensor { return l.swigluSplit(ctx, a, b) }
+
+// NewGraph creates a graph of the default size in ctx (ggml_new_graph).
+func (l *Lib) NewGraph(ctx Context) Graph { return l.newGraph(ctx) }
+
+// BuildForwardExpand adds t and its ancestors to g (ggml_build_forward_expand).
+func (l *Lib) BuildForwardExpand(g Graph, t Tensor) { l.buildForward(g, t) }
+
+// GraphNNodes returns the number of nodes of g (ggml_graph_n_nodes).
+func (l *Lib) GraphNNodes(g Graph) int { return int(l.graphNNodes(g)) }
+
+// GraphNode returns node i of g; negative i counts from the end (ggml_graph_node).
+func (l *Lib) GraphNode(g Graph, i int) Tensor { return l.graphNode(g, int32(i)) }
+
+// NBytes returns the byte span of t (ggml_nbytes).
+func (l *Lib) NBytes(t Tensor) uint64 { return uint64(l.nbytes(t)) }
+
+// NElements returns the number of elements of t (ggml_nelements).
+func (l *Lib) NElements(t Tensor) int64 { return l.nelements(t) }
+
+// SetName sets the name of t (ggml_set_name) and returns t.
+func (l *Lib) SetName(t Tensor, name string) Tensor { return l.setName(t, name) }
+
+// FirstTensor returns the first tensor of ctx, or 0 (ggml_get_first_tensor).
+func (l *Lib) FirstTensor(ctx Context) Tensor { return l.firstTensor(ctx) }
+
+// NextTensor returns the tensor after t in ctx, or 0 (ggml_get_next_tensor).
+func (l *Lib) NextTensor(ctx Context, t Tensor) Tensor { return l.nextTensor(ctx, t) }
+
+// Tensors returns all tensors of ctx in creation order.
+func (l *Lib) Tensors(ctx Context) []Tensor {
+	var ts []Tensor
+	for t := l.FirstTensor(ctx); t != 0; t = l.NextTensor(ctx, t) {
+		ts = append(ts, t)
+	}
+	return ts
+}
+
+// FP16ToFP32 converts IEEE half-precision bit patterns to float32 (ggml_fp16_to_fp32_row).
+func (l *Lib) FP16ToFP32(src []uint16) []float32 {
+	dst := make([]float32, len(src))
+	if len(src) > 0 {
+		l.fp16ToFP32Row(unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0]), int64(len(src)))
+	}
+	return dst
+}
+
+// FP32ToFP16 converts float32 values to IEEE half-precision bit patterns (ggml_fp32_to_fp16_row).
+func (l *Lib) FP32ToFP16(src []float32) []uint16 {
+	dst := make([]uint16, len(src))
+	if len(src) > 0 {
+		l.fp32ToFP16Row(unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0]), int64(len(src)))
+	}
+	return dst
+}
+
+// OpName returns ggml's name of an op, e.g. "ADD" (ggml_op_name).
+func (l *Lib) OpName(op Op) string { return l.opName(op) }
+
+// TypeName returns ggml's name of a type, e.g. "f32" (ggml_type_name).
+func (l *Lib) TypeName(t Type) string { return l.typeName(t) }
+
+// TensorOverhead returns the context memory one tensor header takes (ggml_tensor_overhead).
+func (l *Lib) TensorOverhead() uint64 { return uint64(l.tensorOverhead()) }
+
+// GraphOverhead returns the context memory a default-size graph takes (ggml_graph_overhead).
+func (l *Lib) GraphOverhead() uint64 { return uint64(l.graphOverhead()) }
+
+// BackendLoad loads a dynamic backend library (ggml_backend_load); 0 on failure.
+func (l *Lib) BackendLoad(path string) Reg { return l.backendLoad(path) }
+
+// BackendLoadAll loads the known dynamic backends from the executable's directory and the
+// working directory, then GGML_BACKEND_PATH (ggml_backend_load_all).
+func (l *Lib) BackendLoadAll() { l.backendLoadAll() }
+
+// BackendLoadAllFromPath is BackendLoadAll searching dir instead (ggml_backend_load_all_from_path).
+func (l *Lib) BackendLoadAllFromPath(dir string) { l.backendLoadAllFrom(dir) }
+
+// DevByName finds a device by name, case-insensitively (ggml_backend_dev_by_name); 0 if none.
+func (l *Lib) DevByName(name string) Device { return l.devByName(name) }
+
+// DevCount returns the number of registered devices (ggml_backend_dev_count).
+func (l *Lib) DevCount() int { return int(l.devCount()) }
+
+// DevGet returns device i (ggml_backend_dev_get).
+func (l *Lib) DevGet(i int) Device { return l.devGet(uintptr(i)) }
+
+// DevName returns the device's name (ggml_backend_dev_name).
+func (l *Lib) DevName(d Device) string { return l.devName(d) }
+
+// DevDescription returns the device's description (ggml_backend_dev_description).
+func (l *Lib) DevDescription(d Device) string { return l.devDescription(d) }
+
+// DevMemory returns the device's free and total memory in bytes (ggml_backend_dev_memory).
+func (l *Lib) DevMemory(d Device) (free, total uint64) {
+	var f, t uintptr
+	l.devMemory(d, &f, &t)
+	return uint64(f), uint64(t)
+}
+
+// DevInit creates a backend on the device with NULL params (ggml_backend_dev_init).
+func (l *Lib) DevInit(d Device) Backend { return l.devInit(d, 0) }
+
+// DevSupportsOp asks the device whether it can compute op (ggml_backend_dev_supports_op).
+func (l *Lib) DevSupportsOp(d Device, op Tensor) bool { return l.devSupportsOp(d, op) }
+
+// InitByType creates a backend on the first device of the given type with NULL params
+// (ggml_backend_init_by_type); DevTypeCPU gives the CPU backend.
+func (l *Lib) InitByType(devType int) Backend { return l.initByType(int32(devType), 0) }
+
+// BackendFree frees a backend (ggml_backend_free).
+func (l *Lib) BackendFree(b Backend) { l.backendFree(b) }
+
+// BackendName returns the backend's name (ggml_backend_name).
+func (l *Lib) BackendName(b Backend) string { return l.backendName(b) }
+
+// BackendDevice returns the backend's device (ggml_backend_get_device).
+func (l *Lib) BackendDevice(b Backend) Device { return l.backendGetDevice(b) }
+
+// BackendSupportsOp asks the backend's device whether it can compute op.
+func (l *Lib) BackendSupportsOp(b Backend, op Tensor) bool {
+	return l.devSupportsOp(l.backendGetDevice(b), op)
+}
+
+// AllocCtxTensors allocates every tensor of a no_alloc ctx in one buffer of the backend
+// (ggml_backend_alloc_ctx_tensors); 0 on failure or if there is nothing to allocate.
+func (l *Lib) AllocCtxTensors(ctx Context, b Backend) Buffer { return l.allocCtxTensors(ctx, b) }
+
+// BufferFree frees a backend buffer (ggml_backend_buffer_free).
+func (l *Lib) BufferFree(buf Buffer) { l.bufferFree(buf) }
+
+// TensorSet copies data into t at byte offset (ggml_backend_tensor_set).
+func (l *Lib) TensorSet(t Tensor, data []byte, offset uint64) {
+	if len(data) == 0 {
+		return
+	}
+	l.tensorSet(t, unsafe.Pointer(&data[0]), uintptr(offset), uintptr(len(data)))
+}
+
+// TensorGet copies len(data) bytes of t from byte offset into data (ggml_backend_tensor_get).
+func (l *Lib) TensorGet(t Tensor, data []byte, offset uint64) {
+	if len(data) == 0 {
+		return
+	}
+	l.tensorGet(t, unsafe.Pointer(&data[0]), uintptr(offset), uintptr(len(data)))
+}
+
+// GraphCompute computes g on the backend (ggml_backend_graph_compute) and returns the
+// ggml_status (StatusSuccess is 0).
+func (l *Lib) GraphCompute(b Backend, g Graph) int { return int(l.graphCompute(b, g)) }
+
+// Synchronize waits for the backend's pending work (ggml_backend_synchronize).
+func (l *Lib) Synchronize(b Backend) { l.synchronize(b) }
+
+// LoadCPU makes the CPU backend available and returns a new CPU backend. The CPU backend is a
+// dynamic backend in this ggml build: the best libggml-cpu-*.so variant in the library
+// directory is loaded with ggml_backend_load_all_from_path, falling back to
+// libggml-cpu-x64.so.
+func (l *Lib) LoadCPU() (Backend, error) {
+	if !l.hasCPUDevice() {
+		l.BackendLoadAllFromPath(l.Dir)
+	}
+	if !l.hasCPUDevice() {
+		l.BackendLoad(filepath.Join(l.Dir, "libggml-cpu-x64.so"))
+	}
+	b := l.InitByType(DevTypeCPU)
+	if b == 0 {
+		return 0, fmt.Errorf("ggml: no CPU backend could be loaded from %s", l.Dir)
+	}
+	return b, nil
+}
+
+func (l *Lib) hasCPUDevice() bool {
+	return l.DevByName("CPU") != 0
+}
+
+// LoadDevice loads the backend library at path (unless a device named devName is already
+// registered, e.g. through GGML_BACKEND_PATH) and returns a new backend on device devName.
+func (l *Lib) LoadDevice(path, devName string) (Backend, Device, error) {
+	d := l.DevByName(devName)
+	if d == 0 {
+		if _, err := os.Stat(path); err != nil {
+			return 0, 0, fmt.Errorf("ggml: backend library: %w", err)
+		}
+		if l.BackendLoad(path) == 0 {
+			return 0, 0, fmt.Errorf("ggml: ggml_backend_load(%s) failed", path)
+		}
+		d = l.DevByName(devName)
+	}
+	if d == 0 {
+		var names []string
+		for i := 0; i < l.DevCount(); i++ {
+			names = append(names, l.DevName(l.DevGet(i)))
+		}
+		return 0, 0, fmt.Errorf("ggml: no device %q after loading %s (devices: %v)", devName, path, names)
+	}
+	b := l.DevInit(d)
+	if b == 0 {
+		return 0, 0, fmt.Errorf("ggml: ggml_backend_dev_init(%s) failed", devName)
+	}
+	return b, d, nil
+}

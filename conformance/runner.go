@@ -1,0 +1,304 @@
+package conformance
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand"
+
+	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+)
+
+// Status is the outcome of one case.
+type Status int
+
+// The outcomes of a case.
+const (
+	// Passed: the device computed the case within the threshold.
+	Passed Status = iota
+	// Failed: mismatch, NaN/inf mismatch, sentinel overwrite, compute error or panic.
+	Failed
+	// Unsupported: the device's supports_op refused a node of the case.
+	Unsupported
+)
+
+// String returns "pass", "FAIL" or "unsupported".
+func (s Status) String() string {
+	switch s {
+	case Passed:
+		return "pass"
+	case Failed:
+		return "FAIL"
+	case Unsupported:
+		return "unsupported"
+	}
+	return fmt.Sprintf("status%d", int(s))
+}
+
+// Result is the outcome of running one Case.
+type Result struct {
+	// Case is the case that ran.
+	Case *Case
+	// Status says whether it passed, failed or was unsupported.
+	Status Status
+	// NMSE is the measured error (NaN when nothing was compared).
+	NMSE float64
+	// MaxAbs is the largest absolute difference and MaxAbsAt its index in the compared data.
+	MaxAbs   float64
+	MaxAbsAt int
+	// N is the number of compared values.
+	N int
+	// Msg explains a failure or an unsupported op.
+	Msg string
+}
+
+// Runner runs cases on a reference backend (the ggml CPU backend) and a backend under test.
+type Runner struct {
+	// L is the ggml library.
+	L *ggml.Lib
+	// Ref is the reference backend (CPU).
+	Ref ggml.Backend
+	// Test is the backend under test.
+	Test ggml.Backend
+}
+
+// Run builds, computes and compares one case.
+func (r *Runner) Run(c *Case) (res Result) {
+	res = Result{Case: c, NMSE: math.NaN(), MaxAbsAt: -1}
+	defer func() {
+		if p := recover(); p != nil {
+			res.Status = Failed
+			res.Msg = fmt.Sprintf("panic: %v", p)
+		}
+	}()
+	got, unsupported, err := r.eval(c, r.Test, true)
+	if unsupported != "" {
+		res.Status = Unsupported
+		res.Msg = unsupported
+		return res
+	}
+	if err != nil {
+		res.Status = Failed
+		res.Msg = "device under test: " + err.Error()
+		return res
+	}
+	ref, unsupported, err := r.eval(c, r.Ref, true)
+	if unsupported != "" {
+		res.Status = Failed
+		res.Msg = "reference backend does not support the case: " + unsupported
+		return res
+	}
+	if err != nil {
+		res.Status = Failed
+		res.Msg = "reference backend: " + err.Error()
+		return res
+	}
+	res.N = len(ref)
+	res.MaxAbs, res.MaxAbsAt = MaxAbsDiff(ref, got)
+	nmse, err := NMSE(ref, got)
+	res.NMSE = nmse
+	switch {
+	case err != nil:
+		res.Status = Failed
+		res.Msg = err.Error()
+	case !(nmse <= c.MaxNMSE):
+		res.Status = Failed
+		res.Msg = fmt.Sprintf("NMSE %.3e > %.0e (max |diff| %.3e at %d: ref %g, got %g)",
+			nmse, c.MaxNMSE, res.MaxAbs, res.MaxAbsAt, at(ref, res.MaxAbsAt), at(got, res.MaxAbsAt))
+	default:
+		res.Status = Passed
+	}
+	return res
+}
+
+func at(v []float32, i int) float32 {
+	if i < 0 || i >= len(v) {
+		return float32(math.NaN())
+	}
+	return v[i]
+}
+
+// seed derives the deterministic random seed of leaf number i of a case.
+func seed(name string, i int) int64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(name))
+	return int64(h.Sum64()) + int64(i)*0x9E3779B97F4A7C15
+}
+
+// eval builds c in a fresh no_alloc context, allocates it on backend be, fills the leaves,
+// computes, and returns the output (followed by the Check tensors) as float32. When
+// checkSupport is set and be's device refuses a node, it returns a non-empty unsupported
+// message instead.
+func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float32, unsupported string, err error) {
+	l := r.L
+	mem := l.TensorOverhead()*1024 + l.GraphOverhead() + 1<<16
+	ctx := l.Init(uintptr(mem), true)
+	if ctx == 0 {
+		return nil, "", fmt.Errorf("ggml_init failed")
+	}
+	defer l.Free(ctx)
+
+	b := newBuilder(l, ctx)
+	b.addSentinel()
+	res := c.Build(b)
+	if res == 0 {
+		return nil, "", fmt.Errorf("case built no output tensor")
+	}
+	l.SetName(res, "out")
+	b.addSentinel()
+
+	g := l.NewGraph(ctx)
+	l.BuildForwardExpand(g, res)
+
+	if checkSupport {
+		dev := l.BackendDevice(be)
+		for i, n := 0, l.GraphNNodes(g); i < n; i++ {
+			node := l.GraphNode(g, i)
+			if node.Op().IsViewLike() {
+				continue
+			}
+			if !l.DevSupportsOp(dev, node) {
+				return nil, fmt.Sprintf("%s: supports_op(%s %s %s) = false", l.DevName(dev),
+					l.OpName(node.Op()), node.Type(), fmtNe(node.Ne())), nil
+			}
+		}
+	}
+
+	buf := l.AllocCtxTensors(ctx, be)
+	if buf == 0 {
+		return nil, "", fmt.Errorf("ggml_backend_alloc_ctx_tensors failed")
+	}
+	defer l.BufferFree(buf)
+
+	// Fill every leaf (inputs, copy destinations, sentinels) with deterministic data.
+	sentinelData := map[ggml.Tensor][]byte{}
+	isSentinel := map[ggml.Tensor]bool{}
+	for _, s := range b.sentinels {
+		isSentinel[s] = true
+	}
+	for i, t := range l.Tensors(ctx) {
+		if t.Op() != ggml.OpNone || t.ViewSrc() != 0 || t.NElements() == 0 {
+			continue
+		}
+		rng := rand.New(rand.NewSource(seed(c.Name, i)))
+		f := b.inits[t]
+		if f == nil {
+			switch {
+			case t.Type() == ggml.TypeI32:
+				f = Indices(10)
+			case c.Init != nil && !isSentinel[t]:
+				f = c.Init
+			default:
+				f = Uniform(-1, 1)
+			}
+		}
+		vals := f(rng, int(t.NElements()))
+		raw, err := r.encode(t.Type(), vals)
+		if err != nil {
+			return nil, "", fmt.Errorf("initializing %s: %w", t.Name(), err)
+		}
+		l.TensorSet(t, raw, 0)
+		if isSentinel[t] {
+			sentinelData[t] = raw
+		}
+	}
+
+	if st := l.GraphCompute(be, g); st != ggml.StatusSuccess {
+		return nil, "", fmt.Errorf("ggml_backend_graph_compute returned status %d", st)
+	}
+	l.Synchronize(be)
+
+	for _, s := range b.sentinels {
+		want := sentinelData[s]
+		got := make([]byte, len(want))
+		l.TensorGet(s, got, 0)
+		for j := range want {
+			if got[j] != want[j] {
+				return nil, "", fmt.Errorf("sentinel %s overwritten at byte %d (a write outside a tensor)", s.Name(), j)
+			}
+		}
+	}
+
+	out, err = r.read(res)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, t := range b.checks {
+		v, err := r.read(t)
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, v...)
+	}
+	return out, "", nil
+}
+
+// encode converts values to the raw bytes of a contiguous tensor of type t.
+func (r *Runner) encode(t ggml.Type, vals []float32) ([]byte, error) {
+	switch t {
+	case ggml.TypeF32:
+		raw := make([]byte, 4*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+		}
+		return raw, nil
+	case ggml.TypeF16:
+		h := r.L.FP32ToFP16(vals)
+		raw := make([]byte, 2*len(h))
+		for i, v := range h {
+			binary.LittleEndian.PutUint16(raw[2*i:], v)
+		}
+		return raw, nil
+	case ggml.TypeI32:
+		raw := make([]byte, 4*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint32(raw[4*i:], uint32(int32(v)))
+		}
+		return raw, nil
+	}
+	return nil, fmt.Errorf("unsupported leaf type %s", t)
+}
+
+// read returns the elements of t (any strides) as float32 in logical order.
+func (r *Runner) read(t ggml.Tensor) ([]float32, error) {
+	typ := t.Type()
+	es := uint64(typ.Size())
+	if es == 0 {
+		return nil, fmt.Errorf("cannot read tensor of type %d", typ)
+	}
+	ne, nb := t.Ne(), t.Nb()
+	n := t.NElements()
+	if n == 0 {
+		return nil, nil
+	}
+	span := r.L.NBytes(t)
+	raw := make([]byte, span)
+	r.L.TensorGet(t, raw, 0)
+	out := make([]float32, 0, n)
+	var halves []uint16
+	for i3 := int64(0); i3 < ne[3]; i3++ {
+		for i2 := int64(0); i2 < ne[2]; i2++ {
+			for i1 := int64(0); i1 < ne[1]; i1++ {
+				for i0 := int64(0); i0 < ne[0]; i0++ {
+					off := uint64(i0)*nb[0] + uint64(i1)*nb[1] + uint64(i2)*nb[2] + uint64(i3)*nb[3]
+					if off+es > span {
+						return nil, fmt.Errorf("tensor %s: element offset %d beyond ggml_nbytes %d", t.Name(), off, span)
+					}
+					switch typ {
+					case ggml.TypeF32:
+						out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(raw[off:])))
+					case ggml.TypeI32:
+						out = append(out, float32(int32(binary.LittleEndian.Uint32(raw[off:]))))
+					case ggml.TypeF16:
+						halves = append(halves, binary.LittleEndian.Uint16(raw[off:]))
+					}
+				}
+			}
+		}
+	}
+	if typ == ggml.TypeF16 {
+		out = r.L.FP16ToFP32(halves)
+	}
+	return out, nil
+}

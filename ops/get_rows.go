@@ -1,0 +1,37 @@
+package ops
+
+// GET_ROWS: dst[:, i1, i2, i3] = src0[:, rows[i1, i2, i3], i2, i3]; src0 F32 or F16,
+// rows I32, dst F32.
+
+type getRowsParams struct {
+	N, Ne0, Ne1, Ne2 uint32
+	A0, A1, A2, A3   uint32
+	B0, B1, B2       uint32
+	D0, D1, D2, D3   uint32
+}
+
+func init() { register(OpGetRows, family{supportsGetRows, lowerGetRows}) }
+
+func supportsGetRows(t *Tensor, _ *Limits) bool {
+	a, b := t.Src[0], t.Src[1]
+	if a == nil || b == nil || !isFloat(a.Type) || b.Type != I32 || t.Type != F32 {
+		return false
+	}
+	if t.Ne[0] != a.Ne[0] || t.Ne[1] != b.Ne[0] || t.Ne[2] != b.Ne[1] || t.Ne[3] != b.Ne[2] {
+		return false
+	}
+	return elementAligned(a) && elementAligned(b) && elementAligned(t)
+}
+
+func lowerGetRows(t *Tensor, l *Limits) ([]Dispatch, error) {
+	a, b := t.Src[0], t.Src[1]
+	ne, as, bs, ds := dims(t), strides(a), strides(b), strides(t)
+	p := getRowsParams{
+		N: uint32(t.Elems()), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
+		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
+		B0: bs[0], B1: bs[1], B2: bs[2],
+		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
+	}
+	s := spec("get_rows", wgElementwise, p, nil, in("src0", a), in("src1", b), out("dst", t))
+	return []Dispatch{{Spec: s, Tensors: []*Tensor{a, b, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
+}

@@ -1,0 +1,54 @@
+package ops
+
+// MUL_MAT: dst[i, j, b2, b3] = sum_k src0[k, i, b2/r2, b3/r3] * src1[k, j, b2, b3] with
+// src0 F32 or F16, src1 F32 (any strides), dst F32. Few columns (decode) use the
+// mat-vec kernel, more use the tiled kernel.
+
+type mulMatParams struct {
+	M, N, K, Batches uint32
+	Ne2, R2, R3      uint32
+	A0, A1, A2, A3   uint32
+	B0, B1, B2, B3   uint32
+	D0, D1, D2, D3   uint32
+}
+
+// matVecMaxCols is the largest src1 column count that uses the mat-vec kernel.
+const matVecMaxCols = 4
+
+func init() { register(OpMulMat, family{supportsMulMat, lowerMulMat}) }
+
+func supportsMulMat(t *Tensor, _ *Limits) bool {
+	a, b := t.Src[0], t.Src[1]
+	if a == nil || b == nil || !isFloat(a.Type) || b.Type != F32 || t.Type != F32 {
+		return false
+	}
+	if a.Ne[0] != b.Ne[0] || t.Ne[0] != a.Ne[1] || t.Ne[1] != b.Ne[1] || t.Ne[2] != b.Ne[2] || t.Ne[3] != b.Ne[3] {
+		return false
+	}
+	if a.Ne[2] == 0 || a.Ne[3] == 0 || b.Ne[2]%a.Ne[2] != 0 || b.Ne[3]%a.Ne[3] != 0 {
+		return false
+	}
+	return elementAligned(a) && elementAligned(b) && elementAligned(t) && t.Ne[2]*t.Ne[3] <= 65535
+}
+
+func lowerMulMat(t *Tensor, l *Limits) ([]Dispatch, error) {
+	a, b := t.Src[0], t.Src[1]
+	as, bs, ds := strides(a), strides(b), strides(t)
+	batches := uint32(t.Ne[2] * t.Ne[3])
+	p := mulMatParams{
+		M: uint32(t.Ne[0]), N: uint32(t.Ne[1]), K: uint32(a.Ne[0]), Batches: batches,
+		Ne2: uint32(t.Ne[2]), R2: uint32(b.Ne[2] / a.Ne[2]), R3: uint32(b.Ne[3] / a.Ne[3]),
+		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
+		B0: bs[0], B1: bs[1], B2: bs[2], B3: bs[3],
+		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
+	}
+	operands := []wgslOperand{in("src0", a), in("src1", b), out("dst", t)}
+	tensors := []*Tensor{a, b, t}
+	if p.N <= matVecMaxCols {
+		s := spec("mul_mat_vec", wgRow, p, nil, operands...)
+		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.M)*uint64(p.N)*uint64(batches), l)}}, nil
+	}
+	s := spec("mul_mat", 256, p, nil, operands...)
+	grid := [3]uint32{(p.M + 15) / 16, (p.N + 15) / 16, batches}
+	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
+}

@@ -1,0 +1,171 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+
+	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
+)
+
+// Dispatch is one compute dispatch: the pipeline to run, the tensors bound to its storage
+// operands (same order as Spec.Operands), the op's parameters and the workgroup grid.
+type Dispatch struct {
+	Spec    *wgsl.Spec
+	Tensors []*Tensor
+	Params  any
+	Grid    [3]uint32
+}
+
+// Limits are the device limits lowering must respect.
+type Limits struct {
+	MaxBinding      uint64 // maxStorageBufferBindingSize
+	MaxGroupsPerDim uint32
+}
+
+// family is what each op file provides.
+type family struct {
+	supports func(t *Tensor, l *Limits) bool
+	lower    func(t *Tensor, l *Limits) ([]Dispatch, error)
+}
+
+var families = map[Op]family{}
+
+func register(op Op, f family) { families[op] = f }
+
+// Supports reports whether the node can be computed. It reads only the node and its
+// sources' types, shapes and strides, never data or buffers.
+func Supports(t *Tensor, l *Limits) bool {
+	if t.Op.IsView() {
+		return true
+	}
+	f, ok := families[t.Op]
+	if !ok || !f.supports(t, l) {
+		return false
+	}
+	if !fits(t, l) {
+		return false
+	}
+	for _, s := range t.Src {
+		if s != nil && !fits(s, l) {
+			return false
+		}
+	}
+	return true
+}
+
+// fits reports whether a tensor can be bound: its extent (plus the worst alignment slack)
+// within one binding, and every index within 32 bits.
+func fits(t *Tensor, l *Limits) bool {
+	ext := t.Extent()
+	return ext+256 <= l.MaxBinding && ext/max(t.TypeSize(), 1) < math.MaxUint32/2
+}
+
+// Lower turns a node into dispatches. View-only nodes lower to nothing.
+func Lower(t *Tensor, l *Limits) ([]Dispatch, error) {
+	if t.Op.IsView() || t.Empty() {
+		return nil, nil
+	}
+	f, ok := families[t.Op]
+	if !ok || !f.supports(t, l) || !fits(t, l) {
+		return nil, fmt.Errorf("ops: unsupported node %q (%s)", t.Name, describe(t))
+	}
+	return f.lower(t, l)
+}
+
+func describe(t *Tensor) string {
+	s := fmt.Sprintf("op %d type %d ne %v", t.Op, t.Type, t.Ne)
+	for i, src := range t.Src {
+		if src != nil {
+			s += fmt.Sprintf(", src%d type %d ne %v", i, src.Type, src.Ne)
+		}
+	}
+	return s
+}
+
+// format maps a tensor type to the storage format the kernels use.
+func format(t Type) (wgsl.Format, bool) {
+	switch t {
+	case F32:
+		return wgsl.F32, true
+	case F16:
+		return wgsl.F16, true
+	case I32:
+		return wgsl.I32, true
+	}
+	return 0, false
+}
+
+func mustFormat(t *Tensor) wgsl.Format {
+	f, _ := format(t.Type)
+	return f
+}
+
+// strides returns the tensor's strides in elements.
+func strides(t *Tensor) [4]uint32 {
+	es := t.TypeSize()
+	return [4]uint32{uint32(t.Nb[0] / es), uint32(t.Nb[1] / es), uint32(t.Nb[2] / es), uint32(t.Nb[3] / es)}
+}
+
+// elementAligned reports whether every stride is a whole number of elements.
+func elementAligned(t *Tensor) bool {
+	es := t.TypeSize()
+	if es == 0 {
+		return false
+	}
+	for _, nb := range t.Nb {
+		if nb%es != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func dims(t *Tensor) [4]uint32 {
+	return [4]uint32{uint32(t.Ne[0]), uint32(t.Ne[1]), uint32(t.Ne[2]), uint32(t.Ne[3])}
+}
+
+// Workgroup sizes.
+const (
+	wgElementwise = 256
+	wgRow         = 64
+)
+
+// grid1D spreads n workgroups over x and y so that no dimension exceeds max.
+func grid1D(n uint64, l *Limits) [3]uint32 {
+	m := uint64(l.MaxGroupsPerDim)
+	if m == 0 {
+		m = 65535
+	}
+	if n <= m {
+		return [3]uint32{uint32(max(n, 1)), 1, 1}
+	}
+	y := (n + m - 1) / m
+	if y <= m {
+		return [3]uint32{uint32(m), uint32(y), 1}
+	}
+	z := (y + m - 1) / m
+	return [3]uint32{uint32(m), uint32(m), uint32(z)}
+}
+
+// gridElems covers n elements with one invocation each.
+func gridElems(n int64, l *Limits) [3]uint32 {
+	return grid1D((uint64(n)+wgElementwise-1)/wgElementwise, l)
+}
+
+func spec(kernel string, wg int, params any, defines map[string]string, operands ...wgsl.Operand) *wgsl.Spec {
+	var pt reflect.Type
+	if params != nil {
+		pt = reflect.TypeOf(params)
+	}
+	return &wgsl.Spec{Kernel: kernel, Defines: defines, Operands: operands, Params: pt, Workgroup: wg}
+}
+
+type wgslOperand = wgsl.Operand
+
+func in(name string, t *Tensor) wgsl.Operand { return wgsl.Operand{Name: name, Type: mustFormat(t)} }
+func out(name string, t *Tensor) wgsl.Operand {
+	return wgsl.Operand{Name: name, Type: mustFormat(t), Written: true}
+}
+
+func f32frombits(b uint32) float32 { return math.Float32frombits(b) }

@@ -1,0 +1,76 @@
+package ops
+
+import "math"
+
+// SOFT_MAX: dst = softmax(src0 * scale + slope * mask) per row, f32; optional mask (src1,
+// F32 or F16, broadcast over rows); ALiBi slopes when max_bias > 0. Sinks (src2) are not
+// supported.
+
+type softMaxParams struct {
+	Rows, Ne0, Ne1, Ne2 uint32
+	A0, A1, A2, A3      uint32
+	D0, D1, D2, D3      uint32
+	Me1, Me2, Me3       uint32
+	M1s, M2s, M3s       uint32
+	Scale, MaxBias      float32
+	M0, M1              float32
+	NHeadLog2           uint32
+}
+
+func init() { register(OpSoftMax, family{supportsSoftMax, lowerSoftMax}) }
+
+func supportsSoftMax(t *Tensor, _ *Limits) bool {
+	a, m := t.Src[0], t.Src[1]
+	if a == nil || a.Type != F32 || t.Type != F32 || !SameShape(a, t) || t.Src[2] != nil {
+		return false
+	}
+	if m != nil {
+		if !isFloat(m.Type) || m.Ne[0] != a.Ne[0] || m.Ne[1] < a.Ne[1] || !elementAligned(m) || m.Nb[0] != m.TypeSize() {
+			return false
+		}
+		for i := 2; i < 4; i++ {
+			if m.Ne[i] == 0 || a.Ne[i]%m.Ne[i] != 0 {
+				return false
+			}
+		}
+	}
+	return elementAligned(a) && elementAligned(t)
+}
+
+func lowerSoftMax(t *Tensor, l *Limits) ([]Dispatch, error) {
+	a, m := t.Src[0], t.Src[1]
+	ne, as, ds := dims(t), strides(a), strides(t)
+	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
+	p := softMaxParams{
+		Rows: uint32(rows), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
+		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
+		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
+		Me1: 1, Me2: 1, Me3: 1,
+		Scale:   math.Float32frombits(uint32(t.Params[0])),
+		MaxBias: math.Float32frombits(uint32(t.Params[1])),
+	}
+	if p.MaxBias > 0 {
+		nHead := uint32(ne[2])
+		nLog2 := uint32(1) << uint32(math.Floor(math.Log2(float64(nHead))))
+		p.NHeadLog2 = nLog2
+		p.M0 = float32(math.Pow(2, -float64(p.MaxBias)/float64(nLog2)))
+		p.M1 = float32(math.Pow(2, -float64(p.MaxBias/2)/float64(nLog2)))
+	}
+	defs := map[string]string{"MASK": "0"}
+	operands := []*Tensor{a}
+	if m != nil {
+		defs["MASK"] = "1"
+		md, ms := dims(m), strides(m)
+		p.Me1, p.Me2, p.Me3 = md[1], md[2], md[3]
+		p.M1s, p.M2s, p.M3s = ms[1], ms[2], ms[3]
+		operands = append(operands, m)
+	}
+	operands = append(operands, t)
+	ops := []wgslOperand{in("src0", a)}
+	if m != nil {
+		ops = append(ops, in("mask", m))
+	}
+	ops = append(ops, out("dst", t))
+	s := spec("soft_max", wgRow, p, defs, ops...)
+	return []Dispatch{{Spec: s, Tensors: operands, Params: p, Grid: grid1D(rows, l)}}, nil
+}

@@ -1,0 +1,51 @@
+package ops
+
+import "math"
+
+// SCALE (dst = src0 * scale + bias) and the UNARY ops SILU and GELU, f32, any strides.
+
+type unaryParams struct {
+	N, Ne0, Ne1, Ne2 uint32
+	A0, A1, A2, A3   uint32
+	D0, D1, D2, D3   uint32
+	Scale, Bias      float32
+}
+
+var unaryKernels = map[int32]string{UnarySILU: "SILU", UnaryGELU: "GELU"}
+
+func init() {
+	register(OpScale, family{supportsUnary, lowerUnary})
+	register(OpUnary, family{supportsUnary, lowerUnary})
+}
+
+func supportsUnary(t *Tensor, _ *Limits) bool {
+	a := t.Src[0]
+	if a == nil || t.Type != F32 || a.Type != F32 || !SameShape(t, a) {
+		return false
+	}
+	if t.Op == OpUnary {
+		if _, ok := unaryKernels[t.Params[0]]; !ok {
+			return false
+		}
+	}
+	return elementAligned(a) && elementAligned(t)
+}
+
+func lowerUnary(t *Tensor, l *Limits) ([]Dispatch, error) {
+	a := t.Src[0]
+	ne, as, ds := dims(t), strides(a), strides(t)
+	p := unaryParams{
+		N: uint32(t.Elems()), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
+		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
+		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
+	}
+	variant := "SCALE"
+	if t.Op == OpScale {
+		p.Scale = math.Float32frombits(uint32(t.Params[0]))
+		p.Bias = math.Float32frombits(uint32(t.Params[1]))
+	} else {
+		variant = unaryKernels[t.Params[0]]
+	}
+	s := spec("unary", wgElementwise, p, map[string]string{variant: "1"}, in("src0", a), out("dst", t))
+	return []Dispatch{{Spec: s, Tensors: []*Tensor{a, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
+}

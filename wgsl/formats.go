@@ -1,0 +1,70 @@
+package wgsl
+
+import "fmt"
+
+// Format is the storage format of an operand, as the kernels see it.
+type Format int
+
+// Formats the kernels can read (and, for F32, F16 and I32, write).
+const (
+	F32 Format = iota
+	F16
+	I32
+)
+
+func (f Format) String() string {
+	switch f {
+	case F32:
+		return "f32"
+	case F16:
+		return "f16"
+	case I32:
+		return "i32"
+	}
+	return fmt.Sprintf("format(%d)", int(f))
+}
+
+// ElemSize is the size of one element in bytes.
+func (f Format) ElemSize() int {
+	if f == F16 {
+		return 2
+	}
+	return 4
+}
+
+// accessors declares the binding of an operand and the functions that read and write its
+// elements. Indices are element indices relative to the operand's first element.
+func (f Format) accessors(name string, binding int, written bool) string {
+	decl := fmt.Sprintf("@group(0) @binding(%d) var<storage, read_write> %s: ", binding, name)
+	switch f {
+	case F32:
+		s := decl + "array<f32>;\n" +
+			fmt.Sprintf("fn %[1]s_get(i: u32) -> f32 { return %[1]s[p.%[1]s_off + i]; }\n", name)
+		if written {
+			s += fmt.Sprintf("fn %[1]s_set(i: u32, v: f32) { %[1]s[p.%[1]s_off + i] = v; }\n", name)
+		}
+		return s
+	case I32:
+		s := decl + "array<i32>;\n" +
+			fmt.Sprintf("fn %[1]s_geti(i: u32) -> i32 { return %[1]s[p.%[1]s_off + i]; }\n", name)
+		if written {
+			s += fmt.Sprintf("fn %[1]s_seti(i: u32, v: i32) { %[1]s[p.%[1]s_off + i] = v; }\n", name)
+		}
+		return s
+	case F16:
+		// Two halves per u32 word. Written f16 operands are atomic so that neighbouring
+		// halves stored by different invocations do not clobber each other.
+		if !written {
+			return decl + "array<u32>;\n" + fmt.Sprintf(
+				"fn %[1]s_get(i: u32) -> f32 { let e = p.%[1]s_off + i; return unpack2x16float(%[1]s[e >> 1u])[e & 1u]; }\n", name)
+		}
+		return decl + "array<atomic<u32>>;\n" + fmt.Sprintf(
+			"fn %[1]s_get(i: u32) -> f32 { let e = p.%[1]s_off + i; return unpack2x16float(atomicLoad(&%[1]s[e >> 1u]))[e & 1u]; }\n"+
+				"fn %[1]s_set(i: u32, v: f32) {\n"+
+				"  let e = p.%[1]s_off + i; let sh = (e & 1u) * 16u;\n"+
+				"  let h = pack2x16float(vec2<f32>(v, 0.0)) & 0xffffu;\n"+
+				"  atomicAnd(&%[1]s[e >> 1u], ~(0xffffu << sh));\n"+
+				"  atomicOr(&%[1]s[e >> 1u], h << sh);\n}\n", name)
+	}
+	panic("wgsl: unknown format")
+}

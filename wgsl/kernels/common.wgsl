@@ -1,0 +1,34 @@
+// Shared helpers, prepended to every kernel.
+
+// Linear invocation index over a grid that may be split across x and y (x at most 65535).
+fn linear_id(wid: vec3<u32>, nwg: vec3<u32>, lid: u32, wg: u32) -> u32 {
+  return (wid.x + wid.y * nwg.x) * wg + lid;
+}
+
+// Linear workgroup index over a grid split across x, y and z.
+fn group_id(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  return wid.x + nwg.x * (wid.y + nwg.y * wid.z);
+}
+
+// Splits a linear element index into coordinates over dims ne0, ne1, ne2 (dim 3 unbounded).
+fn coords(i: u32, ne0: u32, ne1: u32, ne2: u32) -> vec4<u32> {
+  let i0 = i % ne0;
+  let r0 = i / ne0;
+  let i1 = r0 % ne1;
+  let r1 = r0 / ne1;
+  return vec4<u32>(i0, i1, r1 % ne2, r1 / ne2);
+}
+
+fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
+
+// Rounds to the nearest f16 value and back.
+fn round_f16(x: f32) -> f32 { return unpack2x16float(pack2x16float(vec2<f32>(x, 0.0))).x; }
+
+// ggml's CPU GELU: the tanh approximation evaluated on the f16-rounded input, rounded to f16.
+fn gelu(x: f32) -> f32 {
+  if (x <= -10.0) { return 0.0; }
+  if (x >= 10.0) { return x; }
+  let h = round_f16(x);
+  let t = tanh(0.7978845608028654 * h * (1.0 + 0.044715 * h * h));
+  return round_f16(0.5 * h * (1.0 + t));
+}

@@ -1,0 +1,29 @@
+// Matrix-vector product for few src1 columns: one workgroup per dst element row chunk.
+// dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
+var<workgroup> red: array<f32, {{WG}}>;
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = group_id(wid, nwg);
+  if (g >= p.M * p.N * p.Batches) { return; }
+  let i = g % p.M;
+  let r = g / p.M;
+  let j = r % p.N;
+  let b = r / p.N;
+  let b2 = b % p.Ne2;
+  let b3 = b / p.Ne2;
+  let a = (b2 / p.R2) * p.A2 + (b3 / p.R3) * p.A3 + i * p.A1;
+  let v = b2 * p.B2 + b3 * p.B3 + j * p.B1;
+  var acc = 0.0;
+  for (var k = lid; k < p.K; k = k + {{WG}}u) {
+    acc = acc + src0_get(a + k * p.A0) * src1_get(v + k * p.B0);
+  }
+  red[lid] = acc;
+  workgroupBarrier();
+  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
+    workgroupBarrier();
+  }
+  if (lid == 0u) { dst_set(i * p.D0 + j * p.D1 + b2 * p.D2 + b3 * p.D3, red[0]); }
+}

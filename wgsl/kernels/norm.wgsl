@@ -1,0 +1,40 @@
+// RMS_NORM / NORM over each row of src0; one workgroup per row. Every pass reads element j
+// before the same invocation writes element j, so dst may alias src0.
+var<workgroup> red: array<f32, {{WG}}>;
+
+fn reduce(lid: u32, v: f32) -> f32 {
+  red[lid] = v;
+  workgroupBarrier();
+  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
+    workgroupBarrier();
+  }
+  let r = red[0];
+  workgroupBarrier();
+  return r;
+}
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let row = group_id(wid, nwg);
+  if (row >= p.Rows) { return; }
+  let c = coords(row, p.Ne1, p.Ne2, 1u << 31u);
+  let a = c.x * p.A1 + c.y * p.A2 + c.z * p.A3;
+  let d = c.x * p.D1 + c.y * p.D2 + c.z * p.D3;
+  let n = f32(p.Ne0);
+#if RMS
+  var sq = 0.0;
+  for (var j = lid; j < p.Ne0; j = j + {{WG}}u) { let x = src0_get(a + j * p.A0); sq = sq + x * x; }
+  let scale = 1.0 / sqrt(reduce(lid, sq) / n + p.Eps);
+  for (var j = lid; j < p.Ne0; j = j + {{WG}}u) { dst_set(d + j * p.D0, src0_get(a + j * p.A0) * scale); }
+#else
+  var sum = 0.0;
+  for (var j = lid; j < p.Ne0; j = j + {{WG}}u) { sum = sum + src0_get(a + j * p.A0); }
+  let mean = reduce(lid, sum) / n;
+  var sq = 0.0;
+  for (var j = lid; j < p.Ne0; j = j + {{WG}}u) { let x = src0_get(a + j * p.A0) - mean; sq = sq + x * x; }
+  let scale = 1.0 / sqrt(reduce(lid, sq) / n + p.Eps);
+  for (var j = lid; j < p.Ne0; j = j + {{WG}}u) { dst_set(d + j * p.D0, (src0_get(a + j * p.A0) - mean) * scale); }
+#endif
+}

@@ -1,0 +1,158 @@
+// Package wgsl holds the WGSL kernels (embedded), the small preprocessor that specialises
+// them per operand type and variant, the generator that turns a Go parameter struct into
+// the kernel's uniform struct, and the pipeline cache.
+//
+// A kernel file is WGSL with three additions:
+//   - `#if NAME`, `#ifdef NAME`, `#else`, `#endif` select lines by the spec's defines (a
+//     define is true unless it is absent, "" or "0");
+//   - `{{NAME}}` is replaced by the define's value;
+//   - the uniform struct `p` and the operand bindings with their accessors are generated
+//     and prepended: for an operand `src0` the kernel calls `src0_get(i)` (element i as
+//     f32, relative to the operand's first element), `src0_geti(i)` for integer operands,
+//     and `dst_set(i, v)` for written operands. These accessors are the one place that
+//     knows each storage format.
+package wgsl
+
+import (
+	"embed"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+//go:embed kernels/*.wgsl
+var kernels embed.FS
+
+// Operand is one storage binding of a kernel, in binding order (bindings 1..n).
+type Operand struct {
+	Name string // WGSL identifier, e.g. "src0", "dst"
+	Type Format // storage format of the data
+	// Written operands may be stored to by the kernel.
+	Written bool
+}
+
+// Spec fully determines a pipeline: kernel file, variant defines, operands, params type.
+type Spec struct {
+	Kernel   string            // file name under kernels/, without ".wgsl"
+	Defines  map[string]string // variant selection
+	Operands []Operand
+	Params   reflect.Type // a struct of uint32, int32 and float32 fields (may be nil)
+	// Workgroup is the workgroup size, available to the kernel as {{WG}}.
+	Workgroup int
+}
+
+// Key returns a string that identifies the pipeline the spec produces.
+func (s *Spec) Key() string {
+	var b strings.Builder
+	b.WriteString(s.Kernel)
+	keys := make([]string, 0, len(s.Defines))
+	for k := range s.Defines {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, ";%s=%s", k, s.Defines[k])
+	}
+	for _, o := range s.Operands {
+		fmt.Fprintf(&b, "|%s:%d:%v", o.Name, o.Type, o.Written)
+	}
+	if s.Params != nil {
+		fmt.Fprintf(&b, "|%s", s.Params.String())
+	}
+	fmt.Fprintf(&b, "|wg%d", s.Workgroup)
+	return b.String()
+}
+
+// Source generates the complete WGSL module of a spec.
+func Source(s *Spec) (string, error) {
+	body, err := kernels.ReadFile("kernels/" + s.Kernel + ".wgsl")
+	if err != nil {
+		return "", fmt.Errorf("wgsl: unknown kernel %q", s.Kernel)
+	}
+	defs := map[string]string{"WG": fmt.Sprint(s.Workgroup)}
+	for k, v := range s.Defines {
+		defs[k] = v
+	}
+	for _, o := range s.Operands {
+		defs[strings.ToUpper(o.Name)+"_TYPE"] = o.Type.String()
+	}
+	var out strings.Builder
+	decl, err := ParamsDecl(s.Params, s.Operands)
+	if err != nil {
+		return "", err
+	}
+	out.WriteString(decl)
+	for i, o := range s.Operands {
+		out.WriteString(o.Type.accessors(o.Name, i+1, o.Written))
+	}
+	if err := preprocess(&out, string(body), defs); err != nil {
+		return "", fmt.Errorf("wgsl: %s: %w", s.Kernel, err)
+	}
+	return out.String(), nil
+}
+
+func truthy(defs map[string]string, name string) bool {
+	v, ok := defs[name]
+	return ok && v != "" && v != "0"
+}
+
+// preprocess applies #if/#ifdef/#else/#endif and {{NAME}} substitution.
+func preprocess(out *strings.Builder, src string, defs map[string]string) error {
+	type frame struct{ parentOn, on, seenElse bool }
+	var stack []frame
+	on := true
+	for n, line := range strings.Split(src, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "#if ") || strings.HasPrefix(t, "#ifdef "):
+			name := strings.TrimSpace(t[strings.IndexByte(t, ' '):])
+			cond := truthy(defs, name)
+			if strings.HasPrefix(t, "#ifdef ") {
+				_, cond = defs[name]
+			}
+			stack = append(stack, frame{parentOn: on, on: cond})
+			on = on && cond
+			continue
+		case t == "#else":
+			if len(stack) == 0 || stack[len(stack)-1].seenElse {
+				return fmt.Errorf("line %d: stray #else", n+1)
+			}
+			f := &stack[len(stack)-1]
+			f.seenElse, f.on = true, !f.on
+			on = f.parentOn && f.on
+			continue
+		case t == "#endif":
+			if len(stack) == 0 {
+				return fmt.Errorf("line %d: stray #endif", n+1)
+			}
+			on = stack[len(stack)-1].parentOn
+			stack = stack[:len(stack)-1]
+			continue
+		case strings.HasPrefix(t, "#"):
+			return fmt.Errorf("line %d: unknown directive %q", n+1, t)
+		}
+		if !on {
+			continue
+		}
+		for strings.Contains(line, "{{") {
+			i := strings.Index(line, "{{")
+			j := strings.Index(line[i:], "}}")
+			if j < 0 {
+				return fmt.Errorf("line %d: unterminated {{", n+1)
+			}
+			name := line[i+2 : i+j]
+			v, ok := defs[name]
+			if !ok {
+				return fmt.Errorf("line %d: undefined {{%s}}", n+1, name)
+			}
+			line = line[:i] + v + line[i+j+2:]
+		}
+		out.WriteString(line)
+		out.WriteByte('\n')
+	}
+	if len(stack) != 0 {
+		return fmt.Errorf("missing #endif")
+	}
+	return nil
+}
