@@ -54,7 +54,10 @@ func newDevice(index int, a *webgpu.Adapter) *Device {
 		groups:  map[groupKey]*webgpu.BindGroup{},
 	}
 	info := a.Info
-	desc := strings.TrimSpace(info.Device)
+	desc := strings.TrimSpace(info.Description)
+	if desc == "" {
+		desc = strings.TrimSpace(info.Device)
+	}
 	if desc == "" {
 		desc = "WebGPU adapter"
 	}

@@ -83,6 +83,8 @@ func Source(s *Spec) (string, error) {
 		return "", err
 	}
 	out.WriteString(decl)
+	common, _ := kernels.ReadFile("kernels/common.wgsl")
+	out.Write(common)
 	for i, o := range s.Operands {
 		out.WriteString(o.Type.accessors(o.Name, i+1, o.Written))
 	}

@@ -75,8 +75,9 @@ type Adapter struct {
 	limits C.WGPULimits
 }
 
-// NewInstance creates a WebGPU instance.
+// NewInstance creates a WebGPU instance. wgpu-native's own log is limited to errors.
 func NewInstance() (*Instance, error) {
+	C.wgpuSetLogLevel(1)
 	h := C.wgpuCreateInstance(nil)
 	if h == nil {
 		return nil, errors.New("webgpu: wgpuCreateInstance failed")

@@ -289,6 +289,7 @@ typedef struct WGPUWrappedSubmissionIndex {
     WGPUSubmissionIndex submissionIndex;
 } WGPUWrappedSubmissionIndex;
 
+void wgpuSetLogLevel(WGPUEnum level);
 WGPUInstance wgpuCreateInstance(const WGPUInstanceDescriptor *descriptor);
 void wgpuInstanceRelease(WGPUInstance instance);
 size_t wgpuInstanceEnumerateAdapters(WGPUInstance instance, const WGPUInstanceEnumerateAdapterOptions *options, WGPUAdapter *adapters);
