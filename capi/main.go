@@ -296,7 +296,7 @@ func gwBufferFree(b *C.struct_ggml_backend_buffer) {
 //export gwBufferGetBase
 func gwBufferGetBase(b *C.struct_ggml_backend_buffer) unsafe.Pointer {
 	if buf := buffer(b); buf != nil {
-		return unsafe.Pointer(uintptr(buf.Base())) //nolint:govet // a fake address, never dereferenced
+		return C.gw_address(C.uint64_t(buf.Base())) // a fake address, never dereferenced
 	}
 	return nil
 }

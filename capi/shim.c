@@ -107,3 +107,5 @@ void gw_backend_delete(struct ggml_backend *b) { free(b); }
 int gw_is_ours(struct ggml_backend *b) { return b && b->guid && memcmp(b->guid, guid, 16) == 0; }
 
 void gw_log(int level, const char *msg) { ggml_log_internal(level, "%s", msg); }
+
+void *gw_address(uint64_t a) { return (void *)(uintptr_t)a; }

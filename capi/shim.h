@@ -13,5 +13,7 @@ struct ggml_backend_buffer *gw_buffer_new(struct ggml_backend_buffer_type *buft,
 struct ggml_backend *gw_backend_new(struct ggml_backend_device *dev, uint64_t handle);
 void gw_backend_delete(struct ggml_backend *b);
 int gw_is_ours(struct ggml_backend *b);
+// gw_address turns a fake buffer base into the pointer ggml expects (never dereferenced).
+void *gw_address(uint64_t a);
 void gw_log(int level, const char *msg);
 #endif

@@ -5,16 +5,14 @@ package main
 */
 import "C"
 
-import (
-	"unsafe"
-
-	"github.com/ggml-wgpu/ggml-wgpu/ops"
-)
+import "github.com/ggml-wgpu/ggml-wgpu/ops"
 
 type backendTensor = ops.Tensor
 
 // reader converts ggml_tensor structs into ops.Tensor values, once per pointer.
-type reader struct{ seen map[*C.struct_ggml_tensor]*ops.Tensor }
+type reader struct {
+	seen map[*C.struct_ggml_tensor]*ops.Tensor
+}
 
 func newReader() *reader { return &reader{seen: map[*C.struct_ggml_tensor]*ops.Tensor{}} }
 
@@ -51,5 +49,3 @@ func (r *reader) tensor(t *C.struct_ggml_tensor) *ops.Tensor {
 	}
 	return g
 }
-
-var _ = unsafe.Pointer(nil)
