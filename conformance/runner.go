@@ -123,7 +123,7 @@ func at(v []float32, i int) float32 {
 func seed(name string, i int) int64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(name))
-	return int64(h.Sum64()) + int64(i)*0x9E3779B97F4A7C15
+	return int64(h.Sum64() + uint64(i)*0x9E3779B97F4A7C15)
 }
 
 // eval builds c in a fresh no_alloc context, allocates it on backend be, fills the leaves,

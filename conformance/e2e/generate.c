@@ -1,0 +1,101 @@
+// generate: runs a GGUF model through the real llama.cpp library on one ggml device and
+// prints the generated text, or the logits of the last prompt token (--logits).
+//
+//   generate -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [--logits]
+//
+// ggml's dynamic backends (the CPU variants) are loaded from -L (default: next to the
+// executable); the WGPU backend is found through GGML_BACKEND_PATH.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "llama.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv) {
+    const char *lib_dir = NULL;
+    const char *model_path = NULL, *prompt = "Once upon a time", *device = "WGPU0";
+    int n_gen = 32, logits_only = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-m") && i + 1 < argc) model_path = argv[++i];
+        else if (!strcmp(argv[i], "-p") && i + 1 < argc) prompt = argv[++i];
+        else if (!strcmp(argv[i], "-n") && i + 1 < argc) n_gen = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-d") && i + 1 < argc) device = argv[++i];
+        else if (!strcmp(argv[i], "-L") && i + 1 < argc) lib_dir = argv[++i];
+        else if (!strcmp(argv[i], "--logits")) logits_only = 1;
+        else { fprintf(stderr, "usage: %s -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [--logits]\n", argv[0]); return 2; }
+    }
+    if (!model_path) { fprintf(stderr, "generate: no model (-m)\n"); return 2; }
+
+    llama_backend_init();
+    if (lib_dir) ggml_backend_load_all_from_path(lib_dir);
+    else ggml_backend_load_all();
+
+    ggml_backend_dev_t devs[2] = {NULL, NULL};
+    if (strcmp(device, "CPU") != 0) {
+        devs[0] = ggml_backend_dev_by_name(device);
+        if (!devs[0]) { fprintf(stderr, "generate: device %s not found (is GGML_BACKEND_PATH set?)\n", device); return 1; }
+        fprintf(stderr, "generate: device %s: %s\n", device, ggml_backend_dev_description(devs[0]));
+    }
+    struct llama_model_params mp = llama_model_default_params();
+    mp.devices = devs;
+    mp.n_gpu_layers = devs[0] ? 999 : 0;
+    struct llama_model *model = llama_model_load_from_file(model_path, mp);
+    if (!model) { fprintf(stderr, "generate: cannot load %s\n", model_path); return 1; }
+    const struct llama_vocab *vocab = llama_model_get_vocab(model);
+
+    struct llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = 512;
+    cp.n_batch = 512;
+    cp.no_perf = 1;
+    struct llama_context *ctx = llama_init_from_model(model, cp);
+    if (!ctx) { fprintf(stderr, "generate: cannot create context\n"); return 1; }
+
+    int n_prompt = -llama_tokenize(vocab, prompt, (int)strlen(prompt), NULL, 0, 1, 1);
+    llama_token *tokens = malloc(sizeof(llama_token) * (n_prompt + n_gen + 1));
+    if (llama_tokenize(vocab, prompt, (int)strlen(prompt), tokens, n_prompt, 1, 1) < 0) {
+        fprintf(stderr, "generate: tokenize failed\n");
+        return 1;
+    }
+    struct llama_batch batch = llama_batch_get_one(tokens, n_prompt);
+    double t0 = now();
+    if (llama_decode(ctx, batch) != 0) { fprintf(stderr, "generate: decode failed\n"); return 1; }
+    double t_prompt = now() - t0;
+
+    if (logits_only) {
+        const float *logits = llama_get_logits_ith(ctx, -1);
+        int n_vocab = llama_vocab_n_tokens(vocab);
+        for (int i = 0; i < n_vocab; i++) printf("%.9g\n", logits[i]);
+        return 0;
+    }
+
+    struct llama_sampler *smpl = llama_sampler_chain_init(llama_sampler_chain_default_params());
+    llama_sampler_chain_add(smpl, llama_sampler_init_greedy());
+    printf("%s", prompt);
+    int generated = 0;
+    t0 = now();
+    for (; generated < n_gen; generated++) {
+        llama_token tok = llama_sampler_sample(smpl, ctx, -1);
+        if (llama_vocab_is_eog(vocab, tok)) break;
+        char piece[256];
+        int n = llama_token_to_piece(vocab, tok, piece, sizeof piece, 0, 1);
+        if (n > 0) fwrite(piece, 1, n, stdout);
+        fflush(stdout);
+        batch = llama_batch_get_one(&tok, 1);
+        if (llama_decode(ctx, batch) != 0) { fprintf(stderr, "\ngenerate: decode failed\n"); return 1; }
+    }
+    double t_gen = now() - t0;
+    printf("\n");
+    fprintf(stderr, "generate: %d prompt tokens in %.3f s, %d tokens generated in %.3f s (%.1f tokens/s) on %s\n",
+            n_prompt, t_prompt, generated, t_gen, generated / (t_gen > 0 ? t_gen : 1), device);
+    llama_sampler_free(smpl);
+    llama_free(ctx);
+    llama_model_free(model);
+    free(tokens);
+    return 0;
+}

@@ -1,0 +1,42 @@
+package ops
+
+// SET_ROWS: dst[:, rows[i1, i2 % ne11, i3 % ne12], i2, i3] = src0[:, i1, i2, i3], where dst
+// is a view of src2 (the destination base); src0 F32 or F16, rows I32 or I64, dst F32 or F16.
+
+type setRowsParams struct {
+	N, Ne0, Ne1, Ne2 uint32
+	A0, A1, A2, A3   uint32
+	B0, B1, B2       uint32
+	Re1, Re2         uint32
+	D0, D1, D2, D3   uint32
+}
+
+func init() { register(OpSetRows, family{supportsSetRows, lowerSetRows}) }
+
+func supportsSetRows(t *Tensor, _ *Limits) bool {
+	a, b := t.Src[0], t.Src[1]
+	if a == nil || b == nil || !isFloat(a.Type) || !isFloat(t.Type) || (b.Type != I32 && b.Type != I64) {
+		return false
+	}
+	if a.Ne[0] != t.Ne[0] || a.Ne[2] != t.Ne[2] || a.Ne[3] != t.Ne[3] || b.Ne[0] != a.Ne[1] {
+		return false
+	}
+	if b.Ne[1] == 0 || b.Ne[2] == 0 || a.Ne[2]%b.Ne[1] != 0 || a.Ne[3]%b.Ne[2] != 0 {
+		return false
+	}
+	return elementAligned(a) && elementAligned(b) && elementAligned(t)
+}
+
+func lowerSetRows(t *Tensor, l *Limits) ([]Dispatch, error) {
+	a, b := t.Src[0], t.Src[1]
+	ne, as, bs, ds := dims(a), strides(a), strides(b), strides(t)
+	p := setRowsParams{
+		N: uint32(a.Elems()), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
+		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
+		B0: bs[0], B1: bs[1], B2: bs[2],
+		Re1: uint32(b.Ne[1]), Re2: uint32(b.Ne[2]),
+		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
+	}
+	s := spec("set_rows", wgElementwise, p, nil, in("src0", a), in("src1", b), out("dst", t))
+	return []Dispatch{{Spec: s, Tensors: []*Tensor{a, b, t}, Params: p, Grid: gridElems(a.Elems(), l)}}, nil
+}

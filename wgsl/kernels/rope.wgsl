@@ -1,0 +1,56 @@
+// ROPE (NORMAL and NEOX modes, YaRN, optional frequency factors). One invocation per pair
+// slot q of a row: slots below NDims/2 rotate a pair, the rest copy a pass-through pair.
+// Each invocation reads its two elements before writing them, so dst may alias src0.
+fn yarn_ramp(low: f32, high: f32, q: u32) -> f32 {
+  let y = (f32(q) - low) / max(0.001, high - low);
+  return 1.0 - min(1.0, max(0.0, y));
+}
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let i = linear_id(wid, nwg, lid, {{WG}}u);
+  if (i >= p.N) { return; }
+  let half = p.Ne0 / 2u;
+  let c = coords(i, half, p.Ne1, p.Ne2);   // c.x: pair slot q; c.y: i1; c.z: i2 (position); c.w: i3
+  let q = c.x;
+  let a = c.y * p.A1 + c.z * p.A2 + c.w * p.A3;
+  let d = c.y * p.D1 + c.z * p.D2 + c.w * p.D3;
+  let nrot = p.NDims / 2u;
+  if (q >= nrot) {
+    let r = 2u * (q - nrot);
+    var e = r;
+    if (r >= p.NOffs) { e = r + p.NDims; }
+    let x0 = src0_get(a + e * p.A0);
+    let x1 = src0_get(a + (e + 1u) * p.A0);
+    dst_set(d + e * p.D0, x0);
+    dst_set(d + (e + 1u) * p.D0, x1);
+    return;
+  }
+#if NEOX
+  let e0 = p.NOffs + q;
+  let e1 = p.NOffs + q + nrot;
+#else
+  let e0 = p.NOffs + 2u * q;
+  let e1 = e0 + 1u;
+#endif
+  let pos = f32(pos_geti(c.z));
+  var theta_extrap = pos * pow(p.ThetaScale, f32(q));
+#if FREQ_FACTORS
+  theta_extrap = theta_extrap / ff_get(q);
+#endif
+  let theta_interp = p.FreqScale * theta_extrap;
+  var theta = theta_interp;
+  var mscale = p.AttnFactor;
+  if (p.ExtFactor != 0.0) {
+    let mix = yarn_ramp(p.Corr0, p.Corr1, q) * p.ExtFactor;
+    theta = theta_interp * (1.0 - mix) + theta_extrap * mix;
+    mscale = mscale * (1.0 + 0.1 * log(1.0 / p.FreqScale));
+  }
+  let cs = cos(theta) * mscale;
+  let sn = sin(theta) * mscale;
+  let x0 = src0_get(a + e0 * p.A0);
+  let x1 = src0_get(a + e1 * p.A0);
+  dst_set(d + e0 * p.D0, x0 * cs - x1 * sn);
+  dst_set(d + e1 * p.D0, x0 * sn + x1 * cs);
+}
