@@ -75,14 +75,14 @@ var binOps = []binOp{
 type binVariant int
 
 const (
-	binPlain        binVariant = iota
-	binPerm1                   // src1 permuted with {1,2,0,3}: non-contiguous, also in dim 0
-	binPerm0                   // src0 permuted with {0,2,1,3}: non-contiguous rows
-	binView0                   // src0 a view with offset and padded strides
-	binView1                   // src1 a view with offset and padded strides
-	binInplace                 // ggml_*_inplace: the output aliases src0
-	binInplaceView             // in place on a view with offset of a larger tensor
-	binOverlap                 // src0 and src1 overlapping views of one tensor
+	binPlain       binVariant = iota
+	binPerm1                  // src1 permuted with {1,2,0,3}: non-contiguous, also in dim 0
+	binPerm0                  // src0 permuted with {0,2,1,3}: non-contiguous rows
+	binView0                  // src0 a view with offset and padded strides
+	binView1                  // src1 a view with offset and padded strides
+	binInplace                // ggml_*_inplace: the output aliases src0
+	binInplaceView            // in place on a view with offset of a larger tensor
+	binOverlap                // src0 and src1 overlapping views of one tensor
 	binVariantCount
 )
 

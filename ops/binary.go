@@ -13,6 +13,7 @@ type binaryParams struct {
 var binarySymbol = map[Op]string{OpAdd: "+", OpSub: "-", OpMul: "*", OpDiv: "/"}
 
 func init() {
+	describeFamily("ADD, SUB, MUL, DIV", "F32", "src1 repeated over any dimension of src0; any strides; in place")
 	for op := range binarySymbol {
 		register(op, family{supportsBinary, lowerBinary})
 	}

@@ -13,6 +13,7 @@ type cpyParams struct {
 }
 
 func init() {
+	describeFamily("CPY, CONT, DUP", "F32, F16 to F32, F16", "any strides on both sides, shapes may differ")
 	for _, op := range []Op{OpCpy, OpCont, OpDup} {
 		register(op, family{supportsCpy, lowerCpy})
 	}

@@ -10,7 +10,10 @@ type getRowsParams struct {
 	D0, D1, D2, D3   uint32
 }
 
-func init() { register(OpGetRows, family{supportsGetRows, lowerGetRows}) }
+func init() {
+	describeFamily("GET_ROWS", "F32, F16 rows; I32 indices", "batched over dims 2, 3; F32 result")
+	register(OpGetRows, family{supportsGetRows, lowerGetRows})
+}
 
 func supportsGetRows(t *Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]

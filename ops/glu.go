@@ -11,7 +11,10 @@ type gluParams struct {
 	AOff, BOff       uint32
 }
 
-func init() { register(OpGLU, family{supportsGLU, lowerGLU}) }
+func init() {
+	describeFamily("GLU (SWIGLU)", "F32", "fused (swapped too) and split forms")
+	register(OpGLU, family{supportsGLU, lowerGLU})
+}
 
 func supportsGLU(t *Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]

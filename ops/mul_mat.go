@@ -15,7 +15,10 @@ type mulMatParams struct {
 // matVecMaxCols is the largest src1 column count that uses the mat-vec kernel.
 const matVecMaxCols = 4
 
-func init() { register(OpMulMat, family{supportsMulMat, lowerMulMat}) }
+func init() {
+	describeFamily("MUL_MAT", "F32, F16 x F32", "batched, src0 broadcast over dims 2, 3; any strides")
+	register(OpMulMat, family{supportsMulMat, lowerMulMat})
+}
 
 func supportsMulMat(t *Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]

@@ -12,6 +12,7 @@ type normParams struct {
 }
 
 func init() {
+	describeFamily("RMS_NORM, NORM", "F32", "any strides; in place")
 	register(OpRMSNorm, family{supportsNorm, lowerNorm})
 	register(OpNorm, family{supportsNorm, lowerNorm})
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sort"
+	"strings"
 
 	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
@@ -29,9 +31,35 @@ type family struct {
 	lower    func(t *Tensor, l *Limits) ([]Dispatch, error)
 }
 
-var families = map[Op]family{}
+var (
+	families = map[Op]family{}
+	docs     []doc
+)
+
+// doc is one row of the supported-ops table.
+type doc struct{ ops, types, notes string }
 
 func register(op Op, f family) { families[op] = f }
+
+func init() {
+	describeFamily("NONE, VIEW, RESHAPE, PERMUTE, TRANSPOSE", "any", "no work: skipped")
+}
+
+// describeFamily adds a row to the supported-ops table (see Table).
+func describeFamily(ops, types, notes string) { docs = append(docs, doc{ops, types, notes}) }
+
+// Table returns the supported ops as a Markdown table, generated from the registrations
+// (README.md embeds it; a test keeps the two equal).
+func Table() string {
+	rows := append([]doc(nil), docs...)
+	sort.Slice(rows, func(i, j int) bool { return rows[i].ops < rows[j].ops })
+	var b strings.Builder
+	b.WriteString("| op | types | notes |\n|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", r.ops, r.types, r.notes)
+	}
+	return b.String()
+}
 
 // Supports reports whether the node can be computed. It reads only the node and its
 // sources' types, shapes and strides, never data or buffers.

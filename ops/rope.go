@@ -21,7 +21,10 @@ type ropeParams struct {
 	Corr0, Corr1          float32
 }
 
-func init() { register(OpRope, family{supportsRope, lowerRope}) }
+func init() {
+	describeFamily("ROPE", "F32, F16", "NORMAL and NEOX modes, YaRN, frequency factors; in place")
+	register(OpRope, family{supportsRope, lowerRope})
+}
 
 func supportsRope(t *Tensor, _ *Limits) bool {
 	a, pos, ff := t.Src[0], t.Src[1], t.Src[2]

@@ -11,7 +11,10 @@ type setRowsParams struct {
 	D0, D1, D2, D3   uint32
 }
 
-func init() { register(OpSetRows, family{supportsSetRows, lowerSetRows}) }
+func init() {
+	describeFamily("SET_ROWS", "F32, F16 to F32, F16; I32, I64 indices", "indices broadcast over dims 2, 3")
+	register(OpSetRows, family{supportsSetRows, lowerSetRows})
+}
 
 func supportsSetRows(t *Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]

@@ -17,7 +17,10 @@ type softMaxParams struct {
 	NHeadLog2           uint32
 }
 
-func init() { register(OpSoftMax, family{supportsSoftMax, lowerSoftMax}) }
+func init() {
+	describeFamily("SOFT_MAX", "F32; mask F32 or F16", "scale, broadcast mask, ALiBi (max_bias); no sinks")
+	register(OpSoftMax, family{supportsSoftMax, lowerSoftMax})
+}
 
 func supportsSoftMax(t *Tensor, _ *Limits) bool {
 	a, m := t.Src[0], t.Src[1]

@@ -14,6 +14,8 @@ type unaryParams struct {
 var unaryKernels = map[int32]string{UnarySILU: "SILU", UnaryGELU: "GELU"}
 
 func init() {
+	describeFamily("SCALE", "F32", "scale and bias; any strides")
+	describeFamily("UNARY (SILU, GELU)", "F32", "any strides; GELU matches the CPU's f16 table")
 	register(OpScale, family{supportsUnary, lowerUnary})
 	register(OpUnary, family{supportsUnary, lowerUnary})
 }

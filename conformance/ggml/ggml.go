@@ -168,7 +168,9 @@ func (t Tensor) Nb() [4]uint64 { return *(*[4]uint64)(at(uintptr(t) + offNb)) }
 func (t Tensor) Op() Op { return Op(*(*int32)(at(uintptr(t) + offOp))) }
 
 // OpParamI32 returns op_params[i] as an int32.
-func (t Tensor) OpParamI32(i int) int32 { return *(*int32)(at(uintptr(t) + offOpParams + uintptr(4*i))) }
+func (t Tensor) OpParamI32(i int) int32 {
+	return *(*int32)(at(uintptr(t) + offOpParams + uintptr(4*i)))
+}
 
 // OpParamF32 returns op_params[i] reinterpreted as a float32.
 func (t Tensor) OpParamF32(i int) float32 {

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The test command: set-up (Debian packages, ggml host libraries, Go modules), build of
+# libggml-wgpu.so, vet, then every test: unit tests, the ABI check against libggml-base,
+# the C host test, the conformance suite against ggml's CPU backend, and the end-to-end
+# llama.cpp model checks. Runs on lavapipe when the machine has no GPU.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash scripts/setup.sh
+bash scripts/build.sh
+go vet ./...
+go test -count=1 -timeout 20m ./...
+# The conformance table, per op and type.
+go run ./conformance/cmd/wgpu-conformance
