@@ -199,3 +199,5 @@ func out(name string, t *Tensor) wgsl.Operand {
 }
 
 func f32frombits(b uint32) float32 { return math.Float32frombits(b) }
+
+func f32bits(f float32) uint32 { return math.Float32bits(f) }

@@ -75,7 +75,10 @@ void gw_close(gw_device *d) {
     free(d);
 }
 
-void gw_push_scope(gw_device *d) { wgpuDevicePushErrorScope(d->device, WGPUErrorFilter_Validation); }
+void gw_push_scope(gw_device *d) {
+    wgpuDevicePushErrorScope(d->device, WGPUErrorFilter_Validation);
+    wgpuDevicePushErrorScope(d->device, WGPUErrorFilter_OutOfMemory);
+}
 
 struct scope { int done; WGPUEnum type; char msg[1024]; };
 
@@ -86,13 +89,19 @@ static void on_scope(WGPUEnum type, const char *message, void *userdata) {
     if (type != WGPUErrorType_NoError) copy_msg(s->msg, sizeof s->msg, message);
 }
 
+// Pops the out-of-memory scope, then the validation scope; reports the first error.
 int gw_pop_scope(gw_device *d, char *err, size_t errlen) {
-    struct scope s = {0};
-    wgpuDevicePopErrorScope(d->device, on_scope, &s);
-    if (!s.done) wgpuDevicePoll(d->device, 0, NULL);
-    if (s.type != WGPUErrorType_NoError) {
-        copy_msg(err, errlen, s.msg);
-        return 1;
+    struct scope s[2];
+    memset(s, 0, sizeof s);
+    for (int i = 0; i < 2; i++) {
+        wgpuDevicePopErrorScope(d->device, on_scope, &s[i]);
+        if (!s[i].done) wgpuDevicePoll(d->device, 0, NULL);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (s[i].type != WGPUErrorType_NoError) {
+            copy_msg(err, errlen, s[i].msg);
+            return 1;
+        }
     }
     return 0;
 }

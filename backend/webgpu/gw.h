@@ -17,6 +17,7 @@ typedef struct gw_device {
 size_t gw_enumerate(WGPUInstance inst, WGPUAdapter *out, size_t max);
 gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, char *err, size_t errlen);
 void gw_close(gw_device *d);
+// gw_push_scope opens validation and out-of-memory error scopes.
 void gw_push_scope(gw_device *d);
 // gw_pop_scope returns 0 when the scope saw no error, else copies the message to err.
 int gw_pop_scope(gw_device *d, char *err, size_t errlen);
