@@ -1,7 +1,14 @@
 // Package conformance is the op-by-op NMSE suite of libggml-wgpu against the real ggml CPU
 // backend: each Case builds a one-op graph twice (once per backend) in no_alloc contexts,
 // both copies get the same deterministic inputs, and the outputs are compared with ggml's
-// test-backend-ops metric (NMSE, see DESIGN.md 3.5).
+// test-backend-ops metric (NMSE, see DESIGN.md 3.5). Sentinel tensors between the inputs
+// catch writes outside a tensor.
+//
+// Run it with `go test ./conformance/` (TestConformance needs build/libggml-wgpu.so from
+// scripts/build.sh and the ggml libraries from scripts/setup.sh; the environment variable
+// GGML_WGPU_CONFORMANCE_FILTER restricts it to cases whose name or op contains a substring),
+// or with the CLI `go run ./conformance/cmd/wgpu-conformance` (-filter, -v, -self, -list).
+// TestHarnessSelf validates the harness with the CPU backend on both sides.
 package conformance
 
 import (

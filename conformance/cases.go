@@ -31,6 +31,7 @@ func Cases() []*Case {
 	cs = append(cs, softMaxCases()...)
 	cs = append(cs, unaryCases()...)
 	cs = append(cs, gluCases()...)
+	cs = append(cs, graphCases()...)
 	return cs
 }
 
@@ -643,21 +644,22 @@ func softMaxCase(s smSpec) *Case {
 			if s.hasMask {
 				mask = b.New("mask", s.mask, s.maskNe[:]...)
 				if s.causal {
-					b.Init(mask, causalMask(s.maskNe[0], s.maskNe[1]))
+					b.Init(mask, causalMask(s.maskNe[0], s.maskNe[1], 0))
 				}
 			}
 			return b.L.SoftMaxExt(b.Ctx, a, mask, s.scale, s.maxBias)
 		}}
 }
 
-// causalMask fills [n_kv, n_q, ...] masks: 0 where kv <= q + (n_kv - n_q), -inf elsewhere.
-func causalMask(nkv, nq int64) InitFunc {
+// causalMask fills [n_kv, rows, ...] masks: 0 where kv <= row + past, -inf elsewhere (row
+// 0 always sees past+1 positions, so no row is fully masked).
+func causalMask(nkv, rows, past int64) InitFunc {
 	return func(_ *rand.Rand, n int) []float32 {
 		v := make([]float32, n)
 		for i := range v {
 			kv := int64(i) % nkv
-			q := (int64(i) / nkv) % nq
-			if kv > q+(nkv-nq) {
+			q := (int64(i) / nkv) % rows
+			if kv > q+past {
 				v[i] = float32(math.Inf(-1))
 			}
 		}
@@ -780,5 +782,115 @@ func gluCase(t ggml.Type, ne [4]int64, split, view, narrow bool) *Case {
 			s := ne
 			s[0] *= 2
 			return b.L.SwiGLU(b.Ctx, src("a", s))
+		}}
+}
+
+// ---------------------------------------------------------------------------------------
+// GRAPH: short multi-op graphs in the patterns of a llama decode step, for what a backend
+// does across nodes (fusion, hazards between dispatches, in-place chains, shared inputs).
+
+func graphCases() []*Case {
+	g := func(name string, max float64, build func(b *Builder) ggml.Tensor) *Case {
+		return &Case{Name: "GRAPH(" + name + ")", Op: "GRAPH", Types: "mixed", MaxNMSE: max, Build: build}
+	}
+	return []*Case{
+		g("rms_norm*w,ne=[64,3]", DefaultMaxNMSE, func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			x, w := b.New("x", f32, 64, 3), b.New("w", f32, 64)
+			return l.Mul(ctx, l.RMSNorm(ctx, x, 1e-6), w)
+		}),
+		g("rms_norm*w+b,ne=[33,4,2]", DefaultMaxNMSE, func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			x, w, y := b.New("x", f32, 33, 4, 2), b.New("w", f32, 33), b.New("b", f32, 33, 4, 2)
+			return l.Add(ctx, l.Mul(ctx, l.RMSNorm(ctx, x, 1e-5), w), y)
+		}),
+		g("add_chain,nf=4,ne=[16,5,3]", DefaultMaxNMSE, func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			out := b.New("a", f32, 16, 5, 3)
+			for i := 0; i < 4; i++ {
+				out = l.Add(ctx, out, b.New(fmt.Sprintf("b%d", i), f32, 16, 5, 1))
+			}
+			return out
+		}),
+		g("inplace_chain,ne=[33,7]", DefaultMaxNMSE, func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			x := b.New("x", f32, 33, 7)
+			y, z := b.New("y", f32, 33), b.New("z", f32, 33, 7)
+			b.Init(z, AwayFromZero(0.5, 1.5))
+			t := l.AddInplace(ctx, x, y)
+			t = l.MulInplace(ctx, t, z)
+			t = l.ScaleInplace(ctx, t, 0.5)
+			return l.DivInplace(ctx, t, z)
+		}),
+		g("x+scale(x),inplace,ne=[4097]", DefaultMaxNMSE, func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			x := b.New("x", f32, 4097)
+			return l.AddInplace(ctx, x, l.Scale(ctx, x, 3))
+		}),
+		g("shared_input,ne=[64,4]", DefaultMaxNMSE, func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			x := b.New("x", f32, 64, 4)
+			return l.Sub(ctx, l.Mul(ctx, l.SiLU(ctx, x), x), l.Norm(ctx, x, 1e-5))
+		}),
+		g("mul_mat+bias,m=33,n=5,k=64", MulMatMaxNMSE, func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			w, x, bias := b.New("w", f16, 64, 33), b.New("x", f32, 64, 5), b.New("bias", f32, 33)
+			return l.Add(ctx, l.MulMat(ctx, w, x), bias)
+		}),
+		g("ffn_swiglu,m=48,n=3,k=32", MulMatMaxNMSE, func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			x := b.New("x", f32, 32, 3)
+			gate, up, down := b.New("w_gate", f16, 32, 48), b.New("w_up", f16, 32, 48), b.New("w_down", f16, 48, 32)
+			h := l.SwiGLUSplit(ctx, l.MulMat(ctx, gate, x), l.MulMat(ctx, up, x))
+			return l.Add(ctx, l.MulMat(ctx, down, h), x)
+		}),
+		g("get_rows+rms_norm,ne=[64,10],n=4", DefaultThreshold(true), func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			emb := b.New("tok_embd", f16, 64, 10)
+			ids := b.Index("ids", 10, 4)
+			return l.RMSNorm(ctx, l.GetRows(ctx, emb, ids), 1e-6)
+		}),
+		attentionCase(16, 4, 2, 7, false),
+		attentionCase(16, 1, 4, 9, false),
+		attentionCase(32, 5, 2, 8, true),
+	}
+}
+
+// attentionCase is llama's attention without flash attention: Q f32 permuted, K and V f16
+// caches read through strided views, KQ = mul_mat(K, Q), soft_max_ext with an F16 causal
+// mask and scale, KQV = mul_mat(V, KQ), permute back and cont. vTrans stores V transposed
+// (as llama does without flash attention) instead of permuting a [hd, heads, kv] cache.
+func attentionCase(hd, nTok, nHead, nKV int64, vTrans bool) *Case {
+	name := fmt.Sprintf("GRAPH(attention,hd=%d,n_tok=%d,n_head=%d,n_kv=%d,v_trans=%v)", hd, nTok, nHead, nKV, vTrans)
+	return &Case{Name: name, Op: "GRAPH", Types: "mixed", MaxNMSE: MulMatMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			const kvSize = 16 // cache rows; only the first nKV are attended
+			q := b.New("q", f32, hd, nHead, nTok)
+			kc := b.New("k_cache", f16, hd*nHead, kvSize)
+			kcNb := kc.Nb()
+			// K view: [hd, n_kv, n_head] with head stride hd elements inside each cache row.
+			k := l.View3D(ctx, kc, hd, nKV, nHead, kcNb[1], uint64(hd)*2, 0)
+			qp := b.Permute(q, [4]int{0, 2, 1, 3}) // [hd, n_tok, n_head]
+			kq := l.MulMat(ctx, k, qp)             // [n_kv, n_tok, n_head]
+			rows := nTok + (8-nTok%8)%8            // llama pads the mask rows
+			mask := b.New("kq_mask", f16, nKV, rows)
+			b.Init(mask, causalMask(nKV, rows, nKV-nTok))
+			kq = l.SoftMaxExt(ctx, kq, mask, float32(1/math.Sqrt(float64(hd))), 0)
+			var v ggml.Tensor
+			if vTrans {
+				// V cache transposed: [kvSize, hd*n_head]; view [n_kv, hd, n_head].
+				vc := b.New("v_cache", f16, kvSize, hd*nHead)
+				nb := vc.Nb()
+				v = l.View3D(ctx, vc, nKV, hd, nHead, nb[1], nb[1]*uint64(hd), 0)
+			} else {
+				vc := b.New("v_cache", f16, hd*nHead, kvSize)
+				nb := vc.Nb()
+				vv := l.View3D(ctx, vc, hd, nKV, nHead, nb[1], uint64(hd)*2, 0) // [hd, n_kv, n_head]
+				v = l.Cont(ctx, l.Transpose(ctx, vv))                           // [n_kv, hd, n_head]
+			}
+			kqv := l.MulMat(ctx, v, kq)             // [hd, n_tok, n_head]
+			o := b.Permute(kqv, [4]int{0, 2, 1, 3}) // [hd, n_head, n_tok]
+			return l.Cont(ctx, o)
 		}}
 }

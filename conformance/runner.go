@@ -44,8 +44,9 @@ type Result struct {
 	Status Status
 	// NMSE is the measured error (NaN when nothing was compared).
 	NMSE float64
-	// MaxAbs is the largest absolute difference and MaxAbsAt its index in the compared data.
-	MaxAbs   float64
+	// MaxAbs is the largest absolute difference between the two backends.
+	MaxAbs float64
+	// MaxAbsAt is the index of MaxAbs in the compared data (-1 if nothing was compared).
 	MaxAbsAt int
 	// N is the number of compared values.
 	N int

@@ -123,10 +123,13 @@ const (
 
 // InitParams mirrors struct ggml_init_params {size_t mem_size; void *mem_buffer; bool no_alloc;}.
 type InitParams struct {
-	MemSize   uintptr
+	// MemSize is the size of the context's memory pool in bytes.
+	MemSize uintptr
+	// MemBuffer is caller-provided pool memory, or 0 to let ggml allocate it.
 	MemBuffer uintptr
-	NoAlloc   bool
-	_         [7]byte
+	// NoAlloc makes tensors metadata only (data allocated later in a backend buffer).
+	NoAlloc bool
+	_       [7]byte
 }
 
 // Offsets of the fields of struct ggml_tensor (ggml 0.25.1, x86-64).
