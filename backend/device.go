@@ -127,16 +127,21 @@ func (d *Device) MaxAlloc() uint64 {
 	return min(g.Limits.MaxStorageBufferBindingSize, g.Limits.MaxBufferSize)
 }
 
-// Memory reports free and total bytes. WebGPU exposes no memory query: total comes from
-// EnvMemory or the system's memory, free subtracts what this device has allocated.
+// Memory reports free and total bytes. WebGPU has no memory query: EnvMemory decides if
+// set; else the Vulkan device-local heaps behind the adapter (free from the driver's
+// budget); else, for software adapters or when Vulkan cannot tell, the system's memory
+// less what this device has allocated.
 func (d *Device) Memory() (free, total uint64) {
-	total = systemMemory()
-	if v, err := strconv.ParseUint(os.Getenv(EnvMemory), 10, 64); err == nil && v > 0 {
-		total = v << 20
-	}
 	d.mu.Lock()
 	used := d.allocated
 	d.mu.Unlock()
+	if v, err := strconv.ParseUint(os.Getenv(EnvMemory), 10, 64); err == nil && v > 0 {
+		total = v << 20
+	} else if f, t, ok := d.adapter.Memory(); ok && d.adapter.Info.Type != webgpu.CPU {
+		return f, t
+	} else {
+		total = systemMemory()
+	}
 	if used > total {
 		return 0, total
 	}

@@ -10,6 +10,7 @@ package webgpu
 #cgo CFLAGS: -O2
 #include <stdlib.h>
 #include "gw.h"
+#include "vkmem.h"
 */
 import "C"
 
@@ -110,6 +111,16 @@ func (in *Instance) Adapters() []*Adapter {
 		out = append(out, a)
 	}
 	return out
+}
+
+// Memory returns the adapter's device-local memory (total) and what is free of it, read
+// through the Vulkan loader. ok is false when that cannot be told (no loader, no match).
+func (a *Adapter) Memory() (free, total uint64, ok bool) {
+	var t, f C.uint64_t
+	if C.gw_vk_memory(C.uint32_t(a.Info.VendorID), C.uint32_t(a.Info.DeviceID), &t, &f) == 0 {
+		return 0, 0, false
+	}
+	return uint64(f), uint64(t), true
 }
 
 // maxRequestableBufferSize caps maxBufferSize: the adapter reports 2^64-1, which as a
