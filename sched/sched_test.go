@@ -1,0 +1,89 @@
+package sched
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/ggml-wgpu/ggml-wgpu/ops"
+	"github.com/stretchr/testify/require"
+)
+
+func f32(ne0 int64) *ops.Tensor {
+	return &ops.Tensor{Type: ops.F32, Ne: [4]int64{ne0, 1, 1, 1}, Nb: [4]uint64{4, 4 * uint64(ne0), 4 * uint64(ne0), 4 * uint64(ne0)}}
+}
+
+func compute(t *ops.Tensor, op ops.Op, src ...*ops.Tensor) *ops.Tensor {
+	t.Op, t.Flags = op, ops.FlagCompute
+	copy(t.Src[:], src)
+	return t
+}
+
+type recorder struct {
+	launched, submits []int // dispatch count at each event
+	n                 int
+	fullAt            int // Launch returns ErrBatchFull once when n == fullAt
+	fail              error
+}
+
+func (r *recorder) Launch(*ops.Dispatch) error {
+	if r.fail != nil {
+		return r.fail
+	}
+	if r.n == r.fullAt && r.fullAt > 0 {
+		r.fullAt = 0
+		return ErrBatchFull
+	}
+	r.n++
+	r.launched = append(r.launched, r.n)
+	return nil
+}
+
+func (r *recorder) Submit() error { r.submits = append(r.submits, r.n); return nil }
+
+func graph() []*ops.Tensor {
+	a, b := f32(8), f32(8)
+	add := compute(f32(8), ops.OpAdd, a, b)
+	view := compute(f32(8), ops.OpView, add)
+	notCompute := compute(f32(8), ops.OpMul, add, b)
+	notCompute.Flags = 0
+	empty := compute(&ops.Tensor{Type: ops.F32, Nb: [4]uint64{4, 4, 4, 4}}, ops.OpAdd, a, b)
+	nodes := []*ops.Tensor{add, view, notCompute, empty}
+	for i := 0; i < 5; i++ {
+		nodes = append(nodes, compute(f32(8), ops.OpMul, add, b))
+	}
+	return nodes
+}
+
+var limits = &ops.Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
+
+func TestBuildSkipsNoWork(t *testing.T) {
+	p, err := Build(graph(), limits)
+	require.NoError(t, err)
+	require.Len(t, p.Steps, 6)
+	require.Equal(t, 3, p.Skipped)
+}
+
+func TestRunCutsSubmissions(t *testing.T) {
+	p, err := Build(graph(), limits)
+	require.NoError(t, err)
+	r := &recorder{}
+	require.NoError(t, p.Run(r, 4))
+	require.Equal(t, []int{4, 6}, r.submits, "a submission every 4 dispatches and one for the rest")
+
+	r = &recorder{fullAt: 2}
+	require.NoError(t, p.Run(r, 4))
+	require.Equal(t, []int{2, 6}, r.submits, "a full batch is submitted early and the dispatch retried")
+	require.Len(t, r.launched, 6)
+}
+
+func TestUnsupportedNodeFailsBeforeWork(t *testing.T) {
+	nodes := graph()
+	bad := compute(f32(8), ops.Op(74), nodes[0])
+	_, err := Build(append(nodes, bad), limits)
+	require.Error(t, err)
+
+	p, err := Build(graph(), limits)
+	require.NoError(t, err)
+	boom := errors.New("boom")
+	require.ErrorIs(t, p.Run(&recorder{fail: boom}, 4), boom)
+}
