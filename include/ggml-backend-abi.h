@@ -17,7 +17,7 @@ enum { GW_MAX_DIMS = 4, GW_MAX_SRC = 10, GW_MAX_OP_PARAMS = 64, GW_MAX_NAME = 64
 /* enum ggml_status */
 enum { GW_STATUS_ALLOC_FAILED = -2, GW_STATUS_FAILED = -1, GW_STATUS_SUCCESS = 0, GW_STATUS_ABORTED = 1 };
 /* enum ggml_backend_dev_type */
-enum { GW_DEV_TYPE_CPU = 0, GW_DEV_TYPE_GPU = 1, GW_DEV_TYPE_IGPU = 2, GW_DEV_TYPE_ACCEL = 3 };
+enum { GW_DEV_TYPE_CPU = 0, GW_DEV_TYPE_GPU = 1, GW_DEV_TYPE_IGPU = 2, GW_DEV_TYPE_ACCEL = 3, GW_DEV_TYPE_META = 4 };
 /* tensor flags */
 enum { GW_FLAG_INPUT = 1, GW_FLAG_OUTPUT = 2, GW_FLAG_PARAM = 4, GW_FLAG_LOSS = 8, GW_FLAG_COMPUTE = 16 };
 
@@ -97,6 +97,13 @@ struct ggml_backend_buffer {
     int usage; /* ANY 0, WEIGHTS 1, COMPUTE 2 */
 };
 
+/* What graph_optimize receives: a backend that reorders nodes reports, through
+ * add_alloc_dep, that tensor must stay allocated until node `until` has run. */
+struct ggml_backend_graph_optimize_params {
+    void (*add_alloc_dep)(void *user_data, struct ggml_tensor *tensor, struct ggml_tensor *until);
+    void *user_data;
+};
+
 /* 128 bytes */
 struct ggml_backend_i {
     const char *(*get_name)(gw_backend_t backend);
@@ -116,7 +123,7 @@ struct ggml_backend_i {
     int (*graph_compute)(gw_backend_t backend, struct ggml_cgraph *cgraph);
     void (*event_record)(gw_backend_t backend, gw_event_t event);
     void (*event_wait)(gw_backend_t backend, gw_event_t event);
-    void (*graph_optimize)(gw_backend_t backend, struct ggml_cgraph *cgraph, void *params);
+    void (*graph_optimize)(gw_backend_t backend, struct ggml_cgraph *cgraph, struct ggml_backend_graph_optimize_params *params);
 };
 
 /* 152 bytes */

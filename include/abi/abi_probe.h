@@ -183,7 +183,8 @@ struct abi_last {
     const void *buft;
     const void *opt_params;
     const char *params; /* init_backend params (pointer as passed) */
-    const char *proc_name;
+    char proc_name[64]; /* the name get_proc_address was asked for */
+    uint8_t props_seen[128];         /* the props memory as get_props received it */
     int graph_n_nodes;               /* ggml_graph_n_nodes of the latest compute / optimize */
     int n_seen;                      /* nodes the latest compute executed */
     const void *seen[ABI_MAX_SEEN];  /* ... and which, in order */
@@ -228,6 +229,15 @@ struct abi_backend_ctx {
     char params[64];
     bool params_null;
 };
+
+/* Storage for ggml_backend_dev_get_props with room past the struct: abi_dev_get_props fills
+ * it with 0xCC first, and the probe's get_props snapshots it into abi_last.props_seen, so the
+ * bytes ggml's memset(props, 0, sizeof(*props)) cleared show libggml-base's sizeof. */
+union abi_props_buf {
+    struct ggml_backend_dev_props props;
+    uint8_t bytes[128];
+};
+void abi_dev_get_props(gw_dev_t dev, union abi_props_buf *buf);
 
 /* Field offsets and struct sizes of include/ggml-backend-abi.h, computed with offsetof/sizeof. */
 struct abi_layout_entry {
