@@ -20,7 +20,7 @@ import (
 )
 
 // InitFunc produces n values for a leaf tensor, in the tensor's logical (contiguous) element
-// order; the runner converts them to the tensor's type (F32, F16 or I32).
+// order; the runner converts them to the tensor's type (F32, F16, I32 or I64).
 type InitFunc func(r *rand.Rand, n int) []float32
 
 // Uniform returns an InitFunc drawing uniformly from [lo, hi).
@@ -55,6 +55,37 @@ func Indices(max int64) InitFunc {
 		v := make([]float32, n)
 		for i := range v {
 			v[i] = float32(r.Int63n(max))
+		}
+		return v
+	}
+}
+
+// DistinctRows returns an InitFunc for row-index tensors of SET_ROWS: every run of perRow
+// consecutive values (one row of the index tensor) is a random selection of distinct
+// integers from [0, numRows), so that no destination row is written twice and the result
+// does not depend on the order of the writes.
+func DistinctRows(numRows, perRow int) InitFunc {
+	return func(r *rand.Rand, n int) []float32 {
+		if perRow > numRows {
+			panic(fmt.Sprintf("DistinctRows: %d distinct rows out of %d", perRow, numRows))
+		}
+		v := make([]float32, 0, n)
+		for len(v) < n {
+			for _, i := range r.Perm(numRows)[:perRow] {
+				v = append(v, float32(i))
+			}
+		}
+		return v[:n]
+	}
+}
+
+// IntRange returns an InitFunc drawing integers uniformly from [lo, hi) (e.g. negative
+// RoPE position deltas).
+func IntRange(lo, hi int64) InitFunc {
+	return func(r *rand.Rand, n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(lo + r.Int63n(hi-lo))
 		}
 		return v
 	}

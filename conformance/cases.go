@@ -11,8 +11,8 @@ import (
 
 // The families below are modelled on ggml's tests/test-backend-ops.cpp (test_bin_bcast,
 // test_scale, test_norm, test_rms_norm, test_cpy, test_cont, test_dup, test_get_rows,
-// test_mul_mat, test_soft_max, test_unary, test_glu, test_glu_split), kept small enough for
-// lavapipe.
+// test_set_rows, test_mul_mat, test_soft_max, test_rope, test_unary, test_glu,
+// test_glu_split), kept small enough for lavapipe.
 
 const (
 	f32 = ggml.TypeF32
@@ -27,8 +27,10 @@ func Cases() []*Case {
 	cs = append(cs, normCases()...)
 	cs = append(cs, copyCases()...)
 	cs = append(cs, getRowsCases()...)
+	cs = append(cs, setRowsCases()...)
 	cs = append(cs, mulMatCases()...)
 	cs = append(cs, softMaxCases()...)
+	cs = append(cs, ropeCases()...)
 	cs = append(cs, unaryCases()...)
 	cs = append(cs, gluCases()...)
 	cs = append(cs, graphCases()...)
@@ -849,6 +851,20 @@ func graphCases() []*Case {
 			emb := b.New("tok_embd", f16, 64, 10)
 			ids := b.Index("ids", 10, 4)
 			return l.RMSNorm(ctx, l.GetRows(ctx, emb, ids), 1e-6)
+		}),
+		g("rope+set_rows(k_cache),hd=32,n_head_kv=2,n_tok=3", DefaultThreshold(true), func(b *Builder) ggml.Tensor {
+			// llama's K path: rope the K heads of a fused QKV tensor, then store them into
+			// rows of an F16 K cache through I64 cell indices (the whole cache is compared).
+			l, ctx := b.L, b.Ctx
+			const hd, nq, nkv, nTok, kvSize = 32, 4, 2, 3, 10
+			qkv := b.New("qkv", f32, hd*(nq+2*nkv), nTok)
+			k := l.View3D(ctx, qkv, hd, nkv, nTok, hd*4, qkv.Nb()[1], hd*nq*4)
+			pos := b.Index("pos", 1000, nTok)
+			k = l.RopeExt(ctx, k, pos, 0, ropeExtArgs(hd, ggml.RopeNeox, ropePlain))
+			cache := b.New("k_cache", f16, hd*nkv, kvSize)
+			idx := b.New("k_idxs", ggml.TypeI64, nTok)
+			b.Init(idx, DistinctRows(kvSize, nTok))
+			return l.SetRows(ctx, cache, l.Reshape4D(ctx, k, hd*nkv, nTok, 1, 1), idx)
 		}),
 		attentionCase(16, 4, 2, 7, false),
 		attentionCase(16, 1, 4, 9, false),

@@ -186,7 +186,7 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 		f := b.inits[t]
 		if f == nil {
 			switch {
-			case t.Type() == ggml.TypeI32:
+			case t.Type() == ggml.TypeI32 || t.Type() == ggml.TypeI64:
 				f = Indices(10)
 			case c.Init != nil && !isSentinel[t]:
 				f = c.Init
@@ -257,6 +257,12 @@ func (r *Runner) encode(t ggml.Type, vals []float32) ([]byte, error) {
 			binary.LittleEndian.PutUint32(raw[4*i:], uint32(int32(v)))
 		}
 		return raw, nil
+	case ggml.TypeI64:
+		raw := make([]byte, 8*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint64(raw[8*i:], uint64(int64(v)))
+		}
+		return raw, nil
 	}
 	return nil, fmt.Errorf("unsupported leaf type %s", t)
 }
@@ -291,6 +297,8 @@ func (r *Runner) read(t ggml.Tensor) ([]float32, error) {
 						out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(raw[off:])))
 					case ggml.TypeI32:
 						out = append(out, float32(int32(binary.LittleEndian.Uint32(raw[off:]))))
+					case ggml.TypeI64:
+						out = append(out, float32(int64(binary.LittleEndian.Uint64(raw[off:]))))
 					case ggml.TypeF16:
 						halves = append(halves, binary.LittleEndian.Uint16(raw[off:]))
 					}

@@ -38,14 +38,19 @@ type Reg uintptr
 // Buffer is a ggml_backend_buffer_t.
 type Buffer uintptr
 
+// BufferType is a ggml_backend_buffer_type_t.
+type BufferType uintptr
+
 // Type is a ggml_type.
 type Type int32
 
 // The ggml types the suite uses (ggml 0.25.1 values).
 const (
-	TypeF32 Type = 0  // GGML_TYPE_F32
-	TypeF16 Type = 1  // GGML_TYPE_F16
-	TypeI32 Type = 26 // GGML_TYPE_I32
+	TypeF32  Type = 0  // GGML_TYPE_F32
+	TypeF16  Type = 1  // GGML_TYPE_F16
+	TypeQ4_0 Type = 2  // GGML_TYPE_Q4_0 (blocks of 32 elements in 18 bytes)
+	TypeI32  Type = 26 // GGML_TYPE_I32
+	TypeI64  Type = 27 // GGML_TYPE_I64
 )
 
 // Size returns the size in bytes of one element of the (non-quantized) type t, or 0 if the
@@ -56,19 +61,25 @@ func (t Type) Size() int {
 		return 4
 	case TypeF16:
 		return 2
+	case TypeI64:
+		return 8
 	}
 	return 0
 }
 
-// String returns a short lower-case name of the type (f32, f16, i32).
+// String returns a short lower-case name of the type (f32, f16, q4_0, i32, i64).
 func (t Type) String() string {
 	switch t {
 	case TypeF32:
 		return "f32"
 	case TypeF16:
 		return "f16"
+	case TypeQ4_0:
+		return "q4_0"
 	case TypeI32:
 		return "i32"
+	case TypeI64:
+		return "i64"
 	}
 	return fmt.Sprintf("type%d", int32(t))
 }
@@ -84,6 +95,7 @@ const (
 	OpSub       Op = 6   // GGML_OP_SUB
 	OpMul       Op = 7   // GGML_OP_MUL
 	OpDiv       Op = 8   // GGML_OP_DIV
+	OpSin       Op = 12  // GGML_OP_SIN
 	OpNorm      Op = 24  // GGML_OP_NORM
 	OpRMSNorm   Op = 25  // GGML_OP_RMS_NORM
 	OpMulMat    Op = 29  // GGML_OP_MUL_MAT
@@ -95,7 +107,9 @@ const (
 	OpPermute   Op = 38  // GGML_OP_PERMUTE
 	OpTranspose Op = 39  // GGML_OP_TRANSPOSE
 	OpGetRows   Op = 40  // GGML_OP_GET_ROWS
+	OpSetRows   Op = 42  // GGML_OP_SET_ROWS
 	OpSoftMax   Op = 46  // GGML_OP_SOFT_MAX
+	OpRope      Op = 48  // GGML_OP_ROPE
 	OpUnary     Op = 91  // GGML_OP_UNARY
 	OpGLU       Op = 100 // GGML_OP_GLU
 )
@@ -118,8 +132,33 @@ const (
 
 // Status values returned by graph computation (enum ggml_status).
 const (
-	StatusSuccess = 0 // GGML_STATUS_SUCCESS
+	StatusAllocFailed = -2 // GGML_STATUS_ALLOC_FAILED
+	StatusFailed      = -1 // GGML_STATUS_FAILED
+	StatusSuccess     = 0  // GGML_STATUS_SUCCESS
+	StatusAborted     = 1  // GGML_STATUS_ABORTED
 )
+
+// RoPE modes (op_params[2] of ROPE; GGML_ROPE_TYPE_*).
+const (
+	RopeNormal = 0  // GGML_ROPE_TYPE_NORMAL
+	RopeNeox   = 2  // GGML_ROPE_TYPE_NEOX
+	RopeMRope  = 8  // GGML_ROPE_TYPE_MROPE
+	RopeVision = 24 // GGML_ROPE_TYPE_VISION
+	RopeIMRope = 40 // GGML_ROPE_TYPE_IMROPE
+)
+
+// RopeExt holds the scalar arguments of ggml_rope_ext after the tensors.
+type RopeExt struct {
+	// NDims is the number of rotated dimensions of each row (even, at most ne0).
+	NDims int
+	// Mode is RopeNormal or RopeNeox (RopeMRope, RopeVision or RopeIMRope for RopeMulti).
+	Mode int
+	// NCtxOrig is the original training context (YaRN).
+	NCtxOrig int
+	// FreqBase, FreqScale, ExtFactor, AttnFactor, BetaFast and BetaSlow are the RoPE and
+	// YaRN parameters.
+	FreqBase, FreqScale, ExtFactor, AttnFactor, BetaFast, BetaSlow float32
+}
 
 // InitParams mirrors struct ggml_init_params {size_t mem_size; void *mem_buffer; bool no_alloc;}.
 type InitParams struct {
@@ -200,6 +239,10 @@ func (t Tensor) ViewOffs() uint64 { return *(*uint64)(at(uintptr(t) + offViewOff
 // Data returns the tensor's data address (a backend address; not necessarily host memory).
 func (t Tensor) Data() uintptr { return *(*uintptr)(at(uintptr(t) + offData)) }
 
+// SetBuffer stores buf in the tensor's buffer field, as llama.cpp does with a zero-size
+// buffer of a device's type to probe supports_op for a weight that is not allocated yet.
+func (t Tensor) SetBuffer(buf Buffer) { *(*uintptr)(at(uintptr(t) + offBuffer)) = uintptr(buf) }
+
 // Name returns the tensor's name.
 func (t Tensor) Name() string {
 	b := (*[maxName]byte)(at(uintptr(t) + offName))
@@ -276,6 +319,12 @@ type Lib struct {
 	gelu         func(Context, Tensor) Tensor
 	swiglu       func(Context, Tensor) Tensor
 	swigluSplit  func(Context, Tensor, Tensor) Tensor
+	sin          func(Context, Tensor) Tensor
+	setRows      func(Context, Tensor, Tensor, Tensor) Tensor
+	ropeInplace  func(Context, Tensor, Tensor, int32, int32) Tensor
+	ropeExt      func(Context, Tensor, Tensor, Tensor, int32, int32, int32, float32, float32, float32, float32, float32, float32) Tensor
+	ropeExtInp   func(Context, Tensor, Tensor, Tensor, int32, int32, int32, float32, float32, float32, float32, float32, float32) Tensor
+	ropeMulti    func(Context, Tensor, Tensor, Tensor, int32, unsafe.Pointer, int32, int32, float32, float32, float32, float32, float32, float32) Tensor
 
 	newGraph       func(Context) Graph
 	buildForward   func(Graph, Tensor)
@@ -315,6 +364,12 @@ type Lib struct {
 	graphCompute       func(Backend, Graph) int32
 	synchronize        func(Backend)
 	devBackendReg      func(Device) Reg
+	devType            func(Device) int32
+	devBufferType      func(Device) BufferType
+	buftAllocBuffer    func(BufferType, uintptr) Buffer
+	buftName           func(BufferType) string
+	bufferGetSize      func(Buffer) uintptr
+	regName            func(Reg) string
 	regGetProcAddress  func(Reg, string) uintptr
 }
 
@@ -389,6 +444,12 @@ func Open(libDir string) (*Lib, error) {
 	reg(&l.gelu, "ggml_gelu")
 	reg(&l.swiglu, "ggml_swiglu")
 	reg(&l.swigluSplit, "ggml_swiglu_split")
+	reg(&l.sin, "ggml_sin")
+	reg(&l.setRows, "ggml_set_rows")
+	reg(&l.ropeInplace, "ggml_rope_inplace")
+	reg(&l.ropeExt, "ggml_rope_ext")
+	reg(&l.ropeExtInp, "ggml_rope_ext_inplace")
+	reg(&l.ropeMulti, "ggml_rope_multi")
 	reg(&l.newGraph, "ggml_new_graph")
 	reg(&l.buildForward, "ggml_build_forward_expand")
 	reg(&l.graphNNodes, "ggml_graph_n_nodes")
@@ -426,6 +487,12 @@ func Open(libDir string) (*Lib, error) {
 	reg(&l.graphCompute, "ggml_backend_graph_compute")
 	reg(&l.synchronize, "ggml_backend_synchronize")
 	reg(&l.devBackendReg, "ggml_backend_dev_backend_reg")
+	reg(&l.devType, "ggml_backend_dev_type")
+	reg(&l.devBufferType, "ggml_backend_dev_buffer_type")
+	reg(&l.buftAllocBuffer, "ggml_backend_buft_alloc_buffer")
+	reg(&l.buftName, "ggml_backend_buft_name")
+	reg(&l.bufferGetSize, "ggml_backend_buffer_get_size")
+	reg(&l.regName, "ggml_backend_reg_name")
 	reg(&l.regGetProcAddress, "ggml_backend_reg_get_proc_address")
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -578,6 +645,41 @@ func (l *Lib) SwiGLU(ctx Context, a Tensor) Tensor { return l.swiglu(ctx, a) }
 // SwiGLUSplit applies silu(a)*b (ggml_swiglu_split).
 func (l *Lib) SwiGLUSplit(ctx Context, a, b Tensor) Tensor { return l.swigluSplit(ctx, a, b) }
 
+// Sin applies sin element-wise (ggml_sin).
+func (l *Lib) Sin(ctx Context, a Tensor) Tensor { return l.sin(ctx, a) }
+
+// SetRows writes the rows of values into dst at the row indices named by the I64 or I32
+// tensor rows, and returns a view of dst (ggml_set_rows(ctx, dst, values, rows)); rows
+// [n, ne2', ne3'] is broadcast over dims 2 and 3 of values.
+func (l *Lib) SetRows(ctx Context, dst, values, rows Tensor) Tensor {
+	return l.setRows(ctx, dst, values, rows)
+}
+
+// RopeInplace rotates a in place with ggml's default RoPE parameters (ggml_rope_inplace).
+func (l *Lib) RopeInplace(ctx Context, a, pos Tensor, nDims, mode int) Tensor {
+	return l.ropeInplace(ctx, a, pos, int32(nDims), int32(mode))
+}
+
+// RopeExt applies rotary position embedding to a (ggml_rope_ext): pos is an I32 tensor of
+// ne2 positions, freq (may be 0) F32 frequency factors of n_dims/2 elements.
+func (l *Lib) RopeExt(ctx Context, a, pos, freq Tensor, p RopeExt) Tensor {
+	return l.ropeExt(ctx, a, pos, freq, int32(p.NDims), int32(p.Mode), int32(p.NCtxOrig),
+		p.FreqBase, p.FreqScale, p.ExtFactor, p.AttnFactor, p.BetaFast, p.BetaSlow)
+}
+
+// RopeExtInplace is RopeExt writing into a (ggml_rope_ext_inplace).
+func (l *Lib) RopeExtInplace(ctx Context, a, pos, freq Tensor, p RopeExt) Tensor {
+	return l.ropeExtInp(ctx, a, pos, freq, int32(p.NDims), int32(p.Mode), int32(p.NCtxOrig),
+		p.FreqBase, p.FreqScale, p.ExtFactor, p.AttnFactor, p.BetaFast, p.BetaSlow)
+}
+
+// RopeMulti is multi-section RoPE for the MROPE, IMROPE and VISION modes (ggml_rope_multi);
+// pos holds 4 positions per ne2.
+func (l *Lib) RopeMulti(ctx Context, a, pos, freq Tensor, sections [4]int32, p RopeExt) Tensor {
+	return l.ropeMulti(ctx, a, pos, freq, int32(p.NDims), unsafe.Pointer(&sections[0]), int32(p.Mode),
+		int32(p.NCtxOrig), p.FreqBase, p.FreqScale, p.ExtFactor, p.AttnFactor, p.BetaFast, p.BetaSlow)
+}
+
 // NewGraph creates a graph of the default size in ctx (ggml_new_graph).
 func (l *Lib) NewGraph(ctx Context) Graph { return l.newGraph(ctx) }
 
@@ -675,6 +777,30 @@ func (l *Lib) DevMemory(d Device) (free, total uint64) {
 	l.devMemory(d, &f, &t)
 	return uint64(f), uint64(t)
 }
+
+// DevType returns the device's type, e.g. DevTypeGPU (ggml_backend_dev_type).
+func (l *Lib) DevType(d Device) int { return int(l.devType(d)) }
+
+// DevBufferType returns the device's buffer type (ggml_backend_dev_buffer_type).
+func (l *Lib) DevBufferType(d Device) BufferType { return l.devBufferType(d) }
+
+// DevBackendReg returns the registry the device belongs to (ggml_backend_dev_backend_reg).
+func (l *Lib) DevBackendReg(d Device) Reg { return l.devBackendReg(d) }
+
+// RegName returns a registry's name (ggml_backend_reg_name).
+func (l *Lib) RegName(r Reg) string { return l.regName(r) }
+
+// BuftName returns a buffer type's name (ggml_backend_buft_name).
+func (l *Lib) BuftName(b BufferType) string { return l.buftName(b) }
+
+// BuftAllocBuffer allocates a buffer of size bytes of the buffer type
+// (ggml_backend_buft_alloc_buffer); 0 on failure.
+func (l *Lib) BuftAllocBuffer(b BufferType, size uint64) Buffer {
+	return l.buftAllocBuffer(b, uintptr(size))
+}
+
+// BufferSize returns a buffer's size in bytes (ggml_backend_buffer_get_size).
+func (l *Lib) BufferSize(b Buffer) uint64 { return uint64(l.bufferGetSize(b)) }
 
 // DevInit creates a backend on the device with NULL params (ggml_backend_dev_init).
 func (l *Lib) DevInit(d Device) Backend { return l.devInit(d, 0) }

@@ -1,0 +1,231 @@
+package conformance
+
+import (
+	"fmt"
+
+	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+)
+
+// ---------------------------------------------------------------------------------------
+// ROPE (ggml_rope_ext): src0 [head_dim, n_head, n_tokens, ne3] F32 or F16 (dst of the same
+// type), positions I32 [n_tokens] drawn from [0, 1000), optional F32 frequency factors
+// [n_dims/2] from [0.9, 1.1]. YaRN cases use n_ctx_orig 512, beta_fast 32, beta_slow 1.
+
+// ropeParams are the scalar parameters of a ROPE case.
+type ropeParams struct {
+	fb, fs, ef, af float32 // freq_base, freq_scale, ext_factor, attn_factor
+	ff             bool    // with frequency factors (src2)
+}
+
+// Two parameter sets for the shape and layout variants: plain RoPE, and everything at once
+// (freq_base 1e6, linear scaling 0.5, YaRN with attn_factor 1.2, frequency factors).
+var (
+	ropePlain = ropeParams{fb: 10000, fs: 1, ef: 0, af: 1}
+	ropeAll   = ropeParams{fb: 1e6, fs: 0.5, ef: 1, af: 1.2, ff: true}
+)
+
+type ropeSpec struct {
+	t     ggml.Type
+	ne    [4]int64
+	nDims int
+	mode  int
+	p     ropeParams
+	// variant: "" plain; "view": src0 a view of a tensor 2x, 4x, 3x larger in dims 0..2
+	// (test_rope's v); "qkv_q" / "qkv_k": src0 the Q (offset 0) or K (offset past Q) heads
+	// of a fused QKV tensor through ggml_view_3d (rows strided, as llama's Q/K views);
+	// "inplace": ggml_rope_ext_inplace; "ctx_shift": ggml_rope_ext_inplace on a view of the
+	// second layer of a K-cache like tensor with position deltas in [-1000, 1000) (llama's
+	// context shift); "rope_inplace": ggml_rope_inplace with ggml's default parameters.
+	variant string
+}
+
+func ropeModeName(mode int) string {
+	switch mode {
+	case ggml.RopeNormal:
+		return "normal"
+	case ggml.RopeNeox:
+		return "neox"
+	case ggml.RopeMRope:
+		return "mrope"
+	case ggml.RopeVision:
+		return "vision"
+	case ggml.RopeIMRope:
+		return "imrope"
+	}
+	return fmt.Sprintf("mode%d", mode)
+}
+
+func ropeCases() []*Case {
+	var cs []*Case
+	types := []ggml.Type{f32, f16}
+	modes := []int{ggml.RopeNormal, ggml.RopeNeox}
+
+	// The parameter grid on llama-7B (NORMAL) and falcon-40B (NEOX) like shapes.
+	for _, t := range types {
+		for _, mode := range modes {
+			ne, nd := shape(128, 32, 2, 1), 128
+			if mode == ggml.RopeNeox {
+				ne, nd = shape(64, 8, 3, 1), 64
+			}
+			for _, fb := range []float32{10000, 1e6} {
+				for _, fs := range []float32{1, 0.5} {
+					for _, ef := range []float32{0, 1} {
+						for _, af := range []float32{1, 1.2} {
+							for _, ff := range []bool{false, true} {
+								p := ropeParams{fb: fb, fs: fs, ef: ef, af: af, ff: ff}
+								cs = append(cs, ropeCase(ropeSpec{t: t, ne: ne, nDims: nd, mode: mode, p: p}))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+
+	// Shapes: odd head counts, partial rotation (n_dims < ne0, incl. ne0/2), small rows,
+	// many tokens, ne3 > 1.
+	type shp struct {
+		ne    [4]int64
+		nDims int
+	}
+	shapes := []shp{
+		{shape(64, 71, 2, 1), 64},
+		{shape(128, 5, 3, 1), 128},
+		{shape(80, 32, 2, 1), 20},
+		{shape(80, 32, 4, 1), 32},
+		{shape(64, 8, 3, 1), 32},
+		{shape(128, 3, 2, 1), 64},
+		{shape(10, 5, 3, 1), 10},
+		{shape(16, 3, 33, 1), 16},
+		{shape(32, 3, 5, 2), 32},
+	}
+	for _, t := range types {
+		for _, mode := range modes {
+			for _, s := range shapes {
+				for _, p := range []ropeParams{ropePlain, ropeAll} {
+					cs = append(cs, ropeCase(ropeSpec{t: t, ne: s.ne, nDims: s.nDims, mode: mode, p: p}))
+				}
+			}
+		}
+	}
+
+	// Layouts: non-contiguous views, in place, llama's Q/K views and context shift.
+	for _, t := range types {
+		for _, mode := range modes {
+			for _, p := range []ropeParams{ropePlain, ropeAll} {
+				cs = append(cs,
+					ropeCase(ropeSpec{t: t, ne: shape(64, 8, 3, 1), nDims: 64, mode: mode, p: p, variant: "view"}),
+					ropeCase(ropeSpec{t: t, ne: shape(64, 8, 3, 1), nDims: 32, mode: mode, p: p, variant: "view"}),
+					ropeCase(ropeSpec{t: t, ne: shape(64, 4, 5, 1), nDims: 64, mode: mode, p: p, variant: "qkv_q"}),
+					ropeCase(ropeSpec{t: t, ne: shape(64, 2, 5, 1), nDims: 64, mode: mode, p: p, variant: "qkv_k"}),
+					ropeCase(ropeSpec{t: t, ne: shape(64, 8, 3, 1), nDims: 64, mode: mode, p: p, variant: "inplace"}),
+					ropeCase(ropeSpec{t: t, ne: shape(32, 2, 16, 1), nDims: 32, mode: mode, p: p, variant: "ctx_shift"}),
+				)
+			}
+			cs = append(cs, ropeCase(ropeSpec{t: t, ne: shape(64, 5, 3, 1), nDims: 64, mode: mode, p: ropePlain, variant: "rope_inplace"}))
+		}
+	}
+
+	// Multi-section modes (qwen2-vl, qwen3-vl, ViT): not required of the device.
+	for _, m := range []struct {
+		ne    [4]int64
+		nDims int
+		mode  int
+	}{
+		{shape(128, 12, 2, 1), 128, ggml.RopeMRope},
+		{shape(128, 12, 2, 1), 128, ggml.RopeIMRope},
+		{shape(80, 16, 2, 1), 80, ggml.RopeVision},
+	} {
+		cs = append(cs, ropeMultiCase(m.ne, m.nDims, m.mode))
+	}
+	return cs
+}
+
+func ropeExtArgs(nDims, mode int, p ropeParams) ggml.RopeExt {
+	return ggml.RopeExt{NDims: nDims, Mode: mode, NCtxOrig: 512, FreqBase: p.fb, FreqScale: p.fs,
+		ExtFactor: p.ef, AttnFactor: p.af, BetaFast: 32, BetaSlow: 1}
+}
+
+func ropeCase(s ropeSpec) *Case {
+	ff := 0
+	if s.p.ff {
+		ff = 1
+	}
+	name := fmt.Sprintf("ROPE(type=%s,ne=%s,n_dims=%d,mode=%d", s.t, fmtNe(s.ne), s.nDims, s.mode)
+	if s.variant != "rope_inplace" {
+		name += fmt.Sprintf(",fb=%g,fs=%g,ef=%g,af=%g,ff=%d", s.p.fb, s.p.fs, s.p.ef, s.p.af, ff)
+	}
+	if s.variant != "" {
+		name += "," + s.variant
+	}
+	name += ")"
+	return &Case{Name: name, Op: "ROPE", Types: s.t.String() + " " + ropeModeName(s.mode),
+		MaxNMSE: DefaultThreshold(s.t == f16),
+		Build: func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			ne, es := s.ne, uint64(s.t.Size())
+			var a ggml.Tensor
+			switch s.variant {
+			case "view":
+				x := b.New("a_base", s.t, 2*ne[0], 4*ne[1], 3*ne[2], ne[3])
+				a = b.View4D(x, ne, 0)
+			case "qkv_q", "qkv_k":
+				// Fused QKV rows of n_tokens: Q heads, then K heads, then V heads (V as many as
+				// K). qkv_q ropes 4 Q heads next to 2+2 K/V heads; qkv_k ropes ne1 K heads that
+				// follow 4 Q heads.
+				hd, nq, nkv, off := ne[0], ne[1], int64(2), uint64(0)
+				if s.variant == "qkv_k" {
+					nq, nkv, off = 4, ne[1], uint64(4*ne[0])*es
+				}
+				qkv := b.New("qkv", s.t, hd*(nq+2*nkv), ne[2])
+				a = l.View3D(ctx, qkv, hd, ne[1], ne[2], uint64(hd)*es, qkv.Nb()[1], off)
+				b.Check(qkv)
+			case "ctx_shift":
+				// K cache of two layers, [head_dim*n_head_kv, kv_size, n_layer]; the view is
+				// layer 1 as [head_dim, n_head_kv, kv_size].
+				cache := b.New("k_cache", s.t, ne[0]*ne[1], ne[2], 2)
+				nb := cache.Nb()
+				a = l.View3D(ctx, cache, ne[0], ne[1], ne[2], uint64(ne[0])*es, nb[1], nb[2])
+				b.Check(cache)
+			default:
+				a = b.New("a", s.t, ne[:]...)
+			}
+			var pos ggml.Tensor
+			if s.variant == "ctx_shift" {
+				pos = b.New("shift", ggml.TypeI32, ne[2])
+				b.Init(pos, IntRange(-1000, 1000))
+			} else {
+				pos = b.Index("pos", 1000, ne[2])
+			}
+			var freq ggml.Tensor
+			if s.p.ff {
+				freq = b.New("freq", f32, int64(s.nDims/2))
+				b.Init(freq, Uniform(0.9, 1.1))
+			}
+			args := ropeExtArgs(s.nDims, s.mode, s.p)
+			switch s.variant {
+			case "inplace", "ctx_shift":
+				return l.RopeExtInplace(ctx, a, pos, freq, args)
+			case "rope_inplace":
+				return l.RopeInplace(ctx, a, pos, s.nDims, s.mode)
+			}
+			return l.RopeExt(ctx, a, pos, freq, args)
+		}}
+}
+
+// ropeMultiCase is test_rope's ggml_rope_multi case for the MROPE, IMROPE and VISION modes
+// (4 positions per token); optional.
+func ropeMultiCase(ne [4]int64, nDims, mode int) *Case {
+	name := fmt.Sprintf("ROPE(type=f32,ne=%s,n_dims=%d,mode=%d)", fmtNe(ne), nDims, mode)
+	return &Case{Name: name, Op: "ROPE", Types: "f32 " + ropeModeName(mode), MaxNMSE: DefaultMaxNMSE,
+		Optional: true,
+		Build: func(b *Builder) ggml.Tensor {
+			a := b.New("a", f32, ne[:]...)
+			pos := b.Index("pos", 1000, 4*ne[2])
+			nd, sec := nDims, [4]int32{int32(nDims / 3), int32(nDims / 3), int32(nDims / 3), 0}
+			if mode == ggml.RopeVision {
+				nd, sec = nDims/2, [4]int32{int32(nDims / 4), int32(nDims / 4), 0, 0}
+			}
+			return b.L.RopeMulti(b.Ctx, a, pos, 0, sec, ropeExtArgs(nd, mode, ropePlain))
+		}}
+}
