@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up: Debian packages (Vulkan loader, lavapipe, C compiler), the ggml host
 # libraries from npm (@node-llama-cpp/linux-x64@3.22.1) and the ggml headers of the same
-# release into .cache/ggml, and the Go modules.
+# release into .cache/ggml, and the Go modules. With --peer, also ggml's Vulkan backend
+# (@node-llama-cpp/linux-x64-vulkan@3.22.1) into .cache/ggml/peer, for benchmarks.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache"
@@ -37,6 +38,16 @@ if [ ! -f "$ggml/lib/libggml-base.so" ] || [ "$(cat "$ggml/VERSION" 2>/dev/null)
 	cp "$cache/npm/llama.cpp/include/llama.h" "$ggml/include/"
 	rm -rf "$cache/npm"
 	echo "$version" >"$ggml/VERSION"
+fi
+
+# The peer to compare against (scripts/bench.sh): ggml's Vulkan backend of the same release.
+if [ "${1:-}" = "--peer" ] && [ ! -f "$ggml/peer/libggml-vulkan.so" ]; then
+	echo "setup: fetching @node-llama-cpp/linux-x64-vulkan@$version (the peer backend)"
+	mkdir -p "$cache/npm" "$ggml/peer"
+	(cd "$cache/npm" && npm pack --silent "@node-llama-cpp/linux-x64-vulkan@$version" >/dev/null)
+	tar xzf "$cache/npm/node-llama-cpp-linux-x64-vulkan-$version.tgz" -C "$cache/npm" package/bins/linux-x64-vulkan/libggml-vulkan.so
+	mv "$cache/npm/package/bins/linux-x64-vulkan/libggml-vulkan.so" "$ggml/peer/"
+	rm -rf "$cache/npm"
 fi
 
 (cd "$root" && go mod download)

@@ -1,0 +1,121 @@
+// bench: llama-bench's method on several ggml devices in one run, printed side by side:
+// pp (one batch of N prompt tokens) and tg (N tokens decoded one at a time), each the
+// mean of several repetitions after a warm-up, on a model loaded with every layer on the
+// device.
+//
+//   bench -m model.gguf [-d WGPU0 -d Vulkan0 ...] [-L ggml-lib-dir] [--load lib.so ...]
+//         [-p 512] [-n 128] [-r 3]
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "llama.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void quiet(enum ggml_log_level level, const char *text, void *user) {
+    (void)user;
+    if (level >= GGML_LOG_LEVEL_WARN && level != GGML_LOG_LEVEL_CONT) fputs(text, stderr);
+}
+
+// run_pp decodes n_tokens prompt tokens in one batch; run_tg decodes n_tokens one by one.
+static int run_pp(struct llama_context *ctx, int n_tokens, int n_vocab) {
+    llama_memory_clear(llama_get_memory(ctx), true);
+    struct llama_batch b = llama_batch_init(n_tokens, 0, 1);
+    for (int i = 0; i < n_tokens; i++) {
+        b.token[i] = (i * 7919 + 13) % n_vocab;
+        b.pos[i] = i;
+        b.n_seq_id[i] = 1;
+        b.seq_id[i][0] = 0;
+        b.logits[i] = i == n_tokens - 1;
+    }
+    b.n_tokens = n_tokens;
+    int rc = llama_decode(ctx, b);
+    llama_synchronize(ctx);
+    llama_batch_free(b);
+    return rc;
+}
+
+static int run_tg(struct llama_context *ctx, int n_tokens, int n_vocab) {
+    llama_memory_clear(llama_get_memory(ctx), true);
+    llama_token t = 1;
+    for (int i = 0; i < n_tokens; i++) {
+        struct llama_batch b = llama_batch_get_one(&t, 1);
+        if (llama_decode(ctx, b) != 0) return 1;
+        llama_synchronize(ctx);
+        t = (t * 31 + 7) % n_vocab;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *model_path = NULL, *lib_dir = NULL;
+    const char *devices[8], *loads[8];
+    int n_dev = 0, n_load = 0, n_pp = 512, n_tg = 128, reps = 3;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) { fprintf(stderr, "bench: %s needs a value\n", a); return 2; }
+        if (!strcmp(a, "-m")) model_path = v;
+        else if (!strcmp(a, "-d") && n_dev < 8) devices[n_dev++] = v;
+        else if (!strcmp(a, "-L")) lib_dir = v;
+        else if (!strcmp(a, "--load") && n_load < 8) loads[n_load++] = v;
+        else if (!strcmp(a, "-p")) n_pp = atoi(v);
+        else if (!strcmp(a, "-n")) n_tg = atoi(v);
+        else if (!strcmp(a, "-r")) reps = atoi(v);
+        else { fprintf(stderr, "bench: unknown flag %s\n", a); return 2; }
+        i++;
+    }
+    if (!model_path) { fprintf(stderr, "usage: bench -m model.gguf [-d DEV ...] [-L dir] [--load lib.so ...] [-p N] [-n N] [-r N]\n"); return 2; }
+    if (n_dev == 0) devices[n_dev++] = "WGPU0";
+    llama_log_set(quiet, NULL);
+    llama_backend_init();
+    if (lib_dir) ggml_backend_load_all_from_path(lib_dir);
+    else ggml_backend_load_all();
+    for (int i = 0; i < n_load; i++) ggml_backend_load(loads[i]);
+
+    printf("| device | description | model | size MiB | test | t/s |\n|---|---|---|---|---|---|\n");
+    int failed = 0;
+    for (int d = 0; d < n_dev; d++) {
+        ggml_backend_dev_t devs[2] = {ggml_backend_dev_by_name(devices[d]), NULL};
+        if (!devs[0]) { fprintf(stderr, "bench: device %s not found\n", devices[d]); failed = 1; continue; }
+        struct llama_model_params mp = llama_model_default_params();
+        mp.devices = devs;
+        mp.n_gpu_layers = 999;
+        struct llama_model *model = llama_model_load_from_file(model_path, mp);
+        if (!model) { fprintf(stderr, "bench: cannot load %s on %s\n", model_path, devices[d]); failed = 1; continue; }
+        struct llama_context_params cp = llama_context_default_params();
+        cp.n_ctx = n_pp + n_tg + 16;
+        cp.n_batch = n_pp;
+        cp.n_ubatch = n_pp;
+        cp.no_perf = 1;
+        struct llama_context *ctx = llama_init_from_model(model, cp);
+        if (!ctx) { fprintf(stderr, "bench: no context on %s\n", devices[d]); failed = 1; llama_model_free(model); continue; }
+        int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
+        char desc[128];
+        llama_model_desc(model, desc, sizeof desc);
+        double mib = llama_model_size(model) / 1048576.0;
+        const char *ddesc = ggml_backend_dev_description(devs[0]);
+        for (int test = 0; test < 2; test++) {
+            int n = test == 0 ? n_pp : n_tg;
+            if (n <= 0) continue;
+            int rc = test == 0 ? run_pp(ctx, n, n_vocab) : run_tg(ctx, n, n_vocab); // warm-up
+            double total = 0;
+            for (int r = 0; r < reps && rc == 0; r++) {
+                double t0 = now();
+                rc = test == 0 ? run_pp(ctx, n, n_vocab) : run_tg(ctx, n, n_vocab);
+                total += now() - t0;
+            }
+            if (rc != 0) { fprintf(stderr, "bench: decode failed on %s\n", devices[d]); failed = 1; break; }
+            printf("| %s | %s | %s | %.0f | %s%d | %.2f |\n", devices[d], ddesc, desc, mib, test == 0 ? "pp" : "tg", n,
+                   n * reps / total);
+            fflush(stdout);
+        }
+        llama_free(ctx);
+        llama_model_free(model);
+    }
+    return failed;
+}

@@ -1,0 +1,152 @@
+// mkmodel: writes a llama-architecture GGUF with random weights of a chosen shape, for
+// benchmarks. The tokenizer (and every other key) is copied from an existing GGUF; the
+// shape keys are overridden.
+//
+//   mkmodel -t tokenizer.gguf -o out.gguf [--embd 2048] [--layers 16] [--heads 32]
+//           [--kv-heads 8] [--ff 8192] [--ctx 4096] [--type f16|f32|q4_0|q8_0]
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "ggml.h"
+#include "gguf.h"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static float uniform(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)((rng_state >> 40) * (1.0 / 16777216.0));
+}
+
+// Roughly normal values of the given deviation (sum of four uniforms).
+static void fill(float *dst, size_t n, float std) {
+    for (size_t i = 0; i < n; i++) {
+        float s = uniform() + uniform() + uniform() + uniform() - 2.0f;
+        dst[i] = s * std * 1.7320508f;
+    }
+}
+
+struct spec { const char *name; int64_t ne0, ne1; int norm; };
+
+int main(int argc, char **argv) {
+    const char *tok = NULL, *out = NULL, *type_name = "f16";
+    int embd = 2048, layers = 16, heads = 32, kv_heads = 8, ff = 8192, ctx_len = 4096;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) { fprintf(stderr, "mkmodel: %s needs a value\n", a); return 2; }
+        if (!strcmp(a, "-t")) tok = v;
+        else if (!strcmp(a, "-o")) out = v;
+        else if (!strcmp(a, "--embd")) embd = atoi(v);
+        else if (!strcmp(a, "--layers")) layers = atoi(v);
+        else if (!strcmp(a, "--heads")) heads = atoi(v);
+        else if (!strcmp(a, "--kv-heads")) kv_heads = atoi(v);
+        else if (!strcmp(a, "--ff")) ff = atoi(v);
+        else if (!strcmp(a, "--ctx")) ctx_len = atoi(v);
+        else if (!strcmp(a, "--type")) type_name = v;
+        else { fprintf(stderr, "mkmodel: unknown flag %s\n", a); return 2; }
+        i++;
+    }
+    if (!tok || !out || embd % heads || heads % kv_heads) {
+        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|q4_0|q8_0]\n");
+        return 2;
+    }
+    enum ggml_type wtype;
+    int file_type;
+    if (!strcmp(type_name, "f16")) { wtype = GGML_TYPE_F16; file_type = 1; }
+    else if (!strcmp(type_name, "f32")) { wtype = GGML_TYPE_F32; file_type = 0; }
+    else if (!strcmp(type_name, "q4_0")) { wtype = GGML_TYPE_Q4_0; file_type = 2; }
+    else if (!strcmp(type_name, "q8_0")) { wtype = GGML_TYPE_Q8_0; file_type = 7; }
+    else { fprintf(stderr, "mkmodel: unknown type %s\n", type_name); return 2; }
+
+    struct gguf_init_params gp = {true, NULL};
+    struct gguf_context *src = gguf_init_from_file(tok, gp);
+    if (!src) { fprintf(stderr, "mkmodel: cannot read %s\n", tok); return 1; }
+    int64_t tok_key = gguf_find_key(src, "tokenizer.ggml.tokens");
+    if (tok_key < 0) { fprintf(stderr, "mkmodel: %s has no tokenizer\n", tok); return 1; }
+    int64_t vocab = (int64_t)gguf_get_arr_n(src, tok_key);
+
+    struct gguf_context *g = gguf_init_empty();
+    gguf_set_kv(g, src);
+    gguf_set_val_str(g, "general.name", "ggml-wgpu benchmark model (random weights)");
+    gguf_set_val_u32(g, "llama.context_length", ctx_len);
+    gguf_set_val_u32(g, "llama.embedding_length", embd);
+    gguf_set_val_u32(g, "llama.block_count", layers);
+    gguf_set_val_u32(g, "llama.feed_forward_length", ff);
+    gguf_set_val_u32(g, "llama.rope.dimension_count", embd / heads);
+    gguf_set_val_u32(g, "llama.attention.head_count", heads);
+    gguf_set_val_u32(g, "llama.attention.head_count_kv", kv_heads);
+    gguf_set_val_f32(g, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    gguf_set_val_u32(g, "general.file_type", file_type);
+
+    int64_t kv = (int64_t)embd / heads * kv_heads;
+    int n_specs = 3 + 9 * layers;
+    struct spec *specs = calloc(n_specs, sizeof *specs);
+    char (*names)[64] = calloc(n_specs, 64);
+    int k = 0;
+    #define ADD(nm, a, b, isnorm) do { snprintf(names[k], 64, "%s", nm); specs[k] = (struct spec){names[k], a, b, isnorm}; k++; } while (0)
+    ADD("token_embd.weight", embd, vocab, 0);
+    for (int l = 0; l < layers; l++) {
+        char nm[64];
+        #define LAYER(suffix, a, b, isnorm) do { snprintf(nm, sizeof nm, "blk.%d.%s", l, suffix); ADD(nm, a, b, isnorm); } while (0)
+        LAYER("attn_norm.weight", embd, 1, 1);
+        LAYER("attn_q.weight", embd, embd, 0);
+        LAYER("attn_k.weight", embd, kv, 0);
+        LAYER("attn_v.weight", embd, kv, 0);
+        LAYER("attn_output.weight", embd, embd, 0);
+        LAYER("ffn_norm.weight", embd, 1, 1);
+        LAYER("ffn_gate.weight", embd, ff, 0);
+        LAYER("ffn_up.weight", embd, ff, 0);
+        LAYER("ffn_down.weight", ff, embd, 0);
+    }
+    ADD("output_norm.weight", embd, 1, 1);
+    ADD("output.weight", embd, vocab, 0);
+
+    struct ggml_init_params ip = {ggml_tensor_overhead() * (n_specs + 8), NULL, true};
+    struct ggml_context *ctx = ggml_init(ip);
+    struct ggml_tensor **ts = calloc(n_specs, sizeof *ts);
+    for (int i = 0; i < n_specs; i++) {
+        enum ggml_type t = specs[i].norm ? GGML_TYPE_F32 : wtype;
+        ts[i] = specs[i].norm ? ggml_new_tensor_1d(ctx, t, specs[i].ne0) : ggml_new_tensor_2d(ctx, t, specs[i].ne0, specs[i].ne1);
+        ggml_set_name(ts[i], specs[i].name);
+        gguf_add_tensor(g, ts[i]);
+    }
+
+    FILE *f = fopen(out, "wb");
+    if (!f) { fprintf(stderr, "mkmodel: cannot write %s\n", out); return 1; }
+    size_t meta = gguf_get_meta_size(g);
+    void *mbuf = malloc(meta);
+    gguf_get_meta_data(g, mbuf);
+    fwrite(mbuf, 1, meta, f);
+    free(mbuf);
+    size_t align = gguf_get_alignment(g);
+    size_t total = 0;
+    static const char zeros[256];
+    for (int i = 0; i < n_specs; i++) {
+        struct ggml_tensor *t = ts[i];
+        int64_t n_per_row = t->ne[0], rows = ggml_nrows(t);
+        float *row = malloc(sizeof(float) * n_per_row * 64);
+        void *conv = malloc(ggml_row_size(t->type, n_per_row) * 64);
+        for (int64_t r = 0; r < rows; r += 64) {
+            int64_t nr = rows - r < 64 ? rows - r : 64;
+            if (specs[i].norm) for (int64_t j = 0; j < n_per_row * nr; j++) row[j] = 1.0f;
+            else fill(row, (size_t)(n_per_row * nr), 0.02f);
+            size_t bytes;
+            if (t->type == GGML_TYPE_F32) { bytes = sizeof(float) * n_per_row * nr; memcpy(conv, row, bytes); }
+            else if (t->type == GGML_TYPE_F16) { ggml_fp32_to_fp16_row(row, conv, n_per_row * nr); bytes = 2 * n_per_row * nr; }
+            else bytes = ggml_quantize_chunk(t->type, row, conv, 0, nr, n_per_row, NULL);
+            fwrite(conv, 1, bytes, f);
+        }
+        size_t nb = ggml_nbytes(t), pad = (align - nb % align) % align;
+        fwrite(zeros, 1, pad, f);
+        total += nb + pad;
+        free(row);
+        free(conv);
+    }
+    fclose(f);
+    fprintf(stderr, "mkmodel: wrote %s: %d layers, embd %d, ff %d, heads %d/%d, vocab %lld, %s, %.1f MiB\n",
+            out, layers, embd, ff, heads, kv_heads, (long long)vocab, type_name, (meta + total) / 1048576.0);
+    return 0;
+}
