@@ -1,9 +1,11 @@
 package backend
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/ggml-wgpu/ggml-wgpu/backend/webgpu"
 	"github.com/ggml-wgpu/ggml-wgpu/ops"
@@ -11,17 +13,34 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
 
-// EnvBatch sets how many dispatches go into one submission.
-const EnvBatch = "GGML_WGPU_BATCH"
+// Environment variables of the execution path.
+const (
+	// EnvBatch sets how many dispatches go into one submission.
+	EnvBatch = "GGML_WGPU_BATCH"
+	// EnvProfile=1 logs, when a backend is freed, where its graphs spent their time.
+	EnvProfile = "GGML_WGPU_PROFILE"
+)
 
 // defaultBatch keeps submissions short on CPU drivers (they crash on long ones) and lets
 // a GPU start while the rest of the graph is still being encoded.
 const defaultBatch = 64
 
+// planCacheSize is how many recent graphs a backend keeps ready to run again.
+const planCacheSize = 4
+
 // Backend is one ggml backend instance on a device. Several may share a device.
 type Backend struct {
-	Dev   *Device
-	batch int
+	Dev     *Device
+	batch   int
+	plans   []*compiled // most recently used first
+	profile bool
+	stats   Stats
+}
+
+// Stats counts a backend's work.
+type Stats struct {
+	Graphs, Reused, Dispatches int
+	Encode, Wait               time.Duration // CPU time in Compute; time blocked in Synchronize
 }
 
 // NewBackend creates a backend instance on d.
@@ -29,45 +48,109 @@ func NewBackend(d *Device) (*Backend, error) {
 	if _, err := d.open(); err != nil {
 		return nil, err
 	}
-	b := &Backend{Dev: d, batch: defaultBatch}
+	b := &Backend{Dev: d, batch: defaultBatch, profile: os.Getenv(EnvProfile) == "1"}
 	if v, err := strconv.Atoi(os.Getenv(EnvBatch)); err == nil && v > 0 {
 		b.batch = v
 	}
 	return b, nil
 }
 
-// Compute lowers and submits the graph's nodes without waiting for the GPU. It fails
-// before submitting anything when a node is unsupported or not in this device's buffers.
-func (b *Backend) Compute(nodes []*ops.Tensor) error {
+// compiled is a graph ready to record: every dispatch with its pipeline, bindings and
+// encoded parameters resolved. It is keyed by a snapshot of the graph's tensors, so a
+// graph that comes back unchanged (llama reuses its decode graph) skips conversion,
+// lowering and resolution.
+type compiled struct {
+	snapshot []byte
+	plan     *sched.Plan
+	steps    []prepared
+}
+
+// prepared is one dispatch resolved against this device's buffers.
+type prepared struct {
+	pipe   *webgpu.Pipeline
+	key    groupKey
+	binds  []webgpu.Binding
+	params []byte // the slot's contents
+	grid   [3]uint32
+}
+
+// Compute submits the graph's work without waiting for the GPU. snapshot identifies the
+// graph exactly (the raw bytes of its tensors); nodes converts it when it is not cached.
+// It fails before submitting anything when a node is unsupported or not in this device's
+// buffers.
+func (b *Backend) Compute(snapshot []byte, nodes func() []*ops.Tensor) error {
+	start := time.Now()
 	d := b.Dev
-	l := d.Limits()
-	plan, err := sched.Build(nodes, &l)
-	if err != nil {
-		return err
+	c := b.lookup(snapshot)
+	if c == nil {
+		l := d.Limits()
+		plan, err := sched.Build(nodes(), &l)
+		if err != nil {
+			return err
+		}
+		d.mu.Lock()
+		steps, err := d.prepare(plan)
+		d.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		c = &compiled{snapshot: append([]byte(nil), snapshot...), plan: plan, steps: steps}
+		b.remember(c)
+	} else {
+		b.stats.Reused++
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	ln := &launcher{d: d}
-	for i := range plan.Steps {
-		if err := ln.check(&plan.Steps[i].Dispatch); err != nil {
-			return fmt.Errorf("%s: %w", plan.Steps[i].Node.Name, err)
-		}
-	}
-	if err := plan.Run(ln, b.batch); err != nil {
+	ln := &launcher{d: d, steps: c.steps}
+	err := c.plan.Run(ln, b.batch)
+	if err != nil {
 		ln.abandon()
-		return err
+	}
+	d.mu.Unlock()
+	b.stats.Graphs++
+	b.stats.Dispatches += len(c.steps)
+	b.stats.Encode += time.Since(start)
+	return err
+}
+
+func (b *Backend) lookup(snapshot []byte) *compiled {
+	for i, c := range b.plans {
+		if bytes.Equal(c.snapshot, snapshot) {
+			copy(b.plans[1:i+1], b.plans[:i])
+			b.plans[0] = c
+			return c
+		}
 	}
 	return nil
 }
 
-// Synchronize waits until all work submitted to the device has completed.
-func (b *Backend) Synchronize() { b.Dev.Synchronize() }
+func (b *Backend) remember(c *compiled) {
+	if len(b.plans) < planCacheSize {
+		b.plans = append(b.plans, nil)
+	}
+	copy(b.plans[1:], b.plans)
+	b.plans[0] = c
+}
 
-// launcher encodes dispatches into one open command encoder per submission. Callers hold
-// the device lock.
-type launcher struct {
-	d   *Device
-	enc *webgpu.Encoder
+// Synchronize waits until all work submitted to the device has completed.
+func (b *Backend) Synchronize() {
+	start := time.Now()
+	b.Dev.Synchronize()
+	b.stats.Wait += time.Since(start)
+}
+
+// Stats returns the backend's counters.
+func (b *Backend) Stats() Stats { return b.stats }
+
+// Close logs the profile when EnvProfile asks for it.
+func (b *Backend) Close() {
+	b.Synchronize()
+	if !b.profile || b.stats.Graphs == 0 {
+		return
+	}
+	s := b.stats
+	n := time.Duration(s.Graphs)
+	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph, wait %v/graph, pipelines %d",
+		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, s.Wait/n, b.Dev.PipelineCount())
 }
 
 // binding is where one operand lives: a binding range and the operand's first element in it.
@@ -77,10 +160,11 @@ type binding struct {
 	elem      uint32
 }
 
-func (l *launcher) resolve(t *ops.Tensor, f wgsl.Format) (binding, error) {
-	buf, ok := l.d.buffers[t.Loc.Buffer]
+// resolve finds the binding of an operand. Callers hold the device lock.
+func (d *Device) resolve(t *ops.Tensor, f wgsl.Format) (binding, error) {
+	buf, ok := d.buffers[t.Loc.Buffer]
 	if !ok || buf.gpu == nil {
-		return binding{}, fmt.Errorf("tensor %q is not in a %s buffer", t.Name, l.d.Name)
+		return binding{}, fmt.Errorf("tensor %q is not in a %s buffer", t.Name, d.Name)
 	}
 	if t.Loc.Addr < buf.Base() {
 		return binding{}, fmt.Errorf("tensor %q: address below its buffer", t.Name)
@@ -90,7 +174,7 @@ func (l *launcher) resolve(t *ops.Tensor, f wgsl.Format) (binding, error) {
 	if off+ext > buf.Size {
 		return binding{}, fmt.Errorf("tensor %q extends past its buffer", t.Name)
 	}
-	align := uint64(l.d.gpu.Limits.MinStorageBufferOffsetAlignment)
+	align := uint64(d.gpu.Limits.MinStorageBufferOffsetAlignment)
 	start := off / align * align
 	rem := off - start
 	es := uint64(f.ElemSize())
@@ -98,20 +182,43 @@ func (l *launcher) resolve(t *ops.Tensor, f wgsl.Format) (binding, error) {
 		return binding{}, fmt.Errorf("tensor %q: offset %d is not a whole number of elements", t.Name, off)
 	}
 	size := (rem + ext + 3) &^ 3
-	if size > l.d.gpu.Limits.MaxStorageBufferBindingSize {
+	if size > d.gpu.Limits.MaxStorageBufferBindingSize {
 		return binding{}, fmt.Errorf("tensor %q: %d bytes exceed the binding limit", t.Name, size)
 	}
 	return binding{buf: buf, off: start, size: size, elem: uint32(rem / es)}, nil
 }
 
-// check validates a dispatch's operands without recording anything.
-func (l *launcher) check(d *ops.Dispatch) error {
-	for i, t := range d.Tensors {
-		if _, err := l.resolve(t, d.Spec.Operands[i].Type); err != nil {
-			return err
+// prepare resolves every step of a plan: pipelines compiled, operands bound, parameters
+// encoded. Callers hold the device lock.
+func (d *Device) prepare(plan *sched.Plan) ([]prepared, error) {
+	steps := make([]prepared, len(plan.Steps))
+	for i := range plan.Steps {
+		ds := &plan.Steps[i].Dispatch
+		if len(ds.Tensors) > maxOperands {
+			return nil, fmt.Errorf("%s: dispatch with %d operands", plan.Steps[i].Node.Name, len(ds.Tensors))
 		}
+		pipe, err := d.pipelines.Pipeline(ds.Spec)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", plan.Steps[i].Node.Name, err)
+		}
+		p := prepared{pipe: pipe, key: groupKey{n: len(ds.Tensors)}, grid: ds.Grid,
+			binds: make([]webgpu.Binding, len(ds.Tensors)), params: make([]byte, wgsl.SlotSize)}
+		offsets := make([]uint32, len(ds.Tensors))
+		for j, t := range ds.Tensors {
+			bd, err := d.resolve(t, ds.Spec.Operands[j].Type)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", plan.Steps[i].Node.Name, err)
+			}
+			p.key.refs[j] = groupRef{bd.buf.ID, bd.off, bd.size}
+			p.binds[j] = webgpu.Binding{Buffer: bd.buf.gpu, Offset: bd.off, Size: bd.size}
+			offsets[j] = bd.elem
+		}
+		if err := wgsl.EncodeParams(p.params, ds.Params, offsets); err != nil {
+			return nil, err
+		}
+		steps[i] = p
 	}
-	return nil
+	return steps, nil
 }
 
 // groupKey identifies a bind group: its layout size and the ranges it binds.
@@ -136,28 +243,22 @@ func (k groupKey) uses(id uint64) bool {
 // maxGroups bounds the bind group cache.
 const maxGroups = 8192
 
-func (l *launcher) Launch(d *ops.Dispatch) error {
-	dev := l.d
-	if len(d.Tensors) > maxOperands {
-		return fmt.Errorf("dispatch with %d operands", len(d.Tensors))
-	}
-	pipe, err := dev.pipelines.Pipeline(d.Spec)
-	if err != nil {
-		return err
-	}
-	key := groupKey{n: len(d.Tensors)}
-	offsets := make([]uint32, len(d.Tensors))
-	binds := make([]webgpu.Binding, len(d.Tensors))
-	for i, t := range d.Tensors {
-		b, err := l.resolve(t, d.Spec.Operands[i].Type)
-		if err != nil {
-			return err
+// launcher records prepared steps into one open command encoder per submission. Callers
+// hold the device lock.
+type launcher struct {
+	d     *Device
+	steps []prepared
+	enc   *webgpu.Encoder
+}
+
+func (l *launcher) Launch(i int) error {
+	dev, p := l.d, &l.steps[i]
+	for _, r := range p.key.refs[:p.key.n] {
+		if _, live := dev.buffers[r.buf]; !live {
+			return fmt.Errorf("a bound buffer was freed")
 		}
-		key.refs[i] = groupRef{b.buf.ID, b.off, b.size}
-		offsets[i] = b.elem
-		binds[i] = webgpu.Binding{Buffer: b.buf.gpu, Offset: b.off, Size: b.size}
 	}
-	group, ok := dev.groups[key]
+	group, ok := dev.groups[p.key]
 	if !ok {
 		if len(dev.groups) >= maxGroups {
 			for k, g := range dev.groups {
@@ -165,22 +266,21 @@ func (l *launcher) Launch(d *ops.Dispatch) error {
 				delete(dev.groups, k)
 			}
 		}
-		if group, err = dev.gpu.CreateBindGroup(pipe, dev.params.Buf, wgsl.SlotSize, binds); err != nil {
+		var err error
+		if group, err = dev.gpu.CreateBindGroup(p.pipe, dev.params.Buf, wgsl.SlotSize, p.binds); err != nil {
 			return err
 		}
-		dev.groups[key] = group
+		dev.groups[p.key] = group
 	}
 	slot, data, ok := dev.params.Slot()
 	if !ok {
 		return sched.ErrBatchFull
 	}
-	if err := wgsl.EncodeParams(data, d.Params, offsets); err != nil {
-		return err
-	}
+	copy(data, p.params)
 	if l.enc == nil {
 		l.enc = dev.gpu.NewEncoder()
 	}
-	l.enc.Dispatch(pipe, group, slot, d.Grid[0], d.Grid[1], d.Grid[2])
+	l.enc.Dispatch(p.pipe, group, slot, p.grid[0], p.grid[1], p.grid[2])
 	return nil
 }
 

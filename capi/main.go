@@ -417,7 +417,7 @@ func gwBackendGetName(b *C.struct_ggml_backend) *C.char { return gwDevGetName(b.
 func gwBackendFree(b *C.struct_ggml_backend) {
 	defer guard("free")
 	if bk := instance(b); bk != nil {
-		bk.Synchronize()
+		bk.Close()
 	}
 	backendsMu.Lock()
 	delete(backends, uint64(uintptr(b.context)))
@@ -442,12 +442,19 @@ func gwBackendGraphCompute(b *C.struct_ggml_backend, g *C.struct_ggml_cgraph) (s
 		return C.GW_STATUS_FAILED
 	}
 	n := int(C.ggml_graph_n_nodes(g))
-	r := newReader()
-	nodes := make([]*backendTensor, 0, n)
-	for i := 0; i < n; i++ {
-		nodes = append(nodes, r.tensor(C.ggml_graph_node(g, C.int(i))))
+	nodes := make([]*C.struct_ggml_tensor, n)
+	for i := range nodes {
+		nodes[i] = C.ggml_graph_node(g, C.int(i))
 	}
-	if err := bk.Compute(nodes); err != nil {
+	convert := func() []*backendTensor {
+		r := newReader()
+		out := make([]*backendTensor, n)
+		for i, t := range nodes {
+			out[i] = r.tensor(t)
+		}
+		return out
+	}
+	if err := bk.Compute(snapshot(nodes), convert); err != nil {
 		logErr("graph_compute on %s: %v", bk.Dev.Name, err)
 		return C.GW_STATUS_FAILED
 	}

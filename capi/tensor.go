@@ -5,7 +5,11 @@ package main
 */
 import "C"
 
-import "github.com/ggml-wgpu/ggml-wgpu/ops"
+import (
+	"unsafe"
+
+	"github.com/ggml-wgpu/ggml-wgpu/ops"
+)
 
 type backendTensor = ops.Tensor
 
@@ -48,4 +52,24 @@ func (r *reader) tensor(t *C.struct_ggml_tensor) *ops.Tensor {
 		g.Src[i] = r.tensor(t.src[i])
 	}
 	return g
+}
+
+// snapshot returns the raw bytes of every node and of each node's sources: equal
+// snapshots mean an identical graph (same ops, shapes, strides, parameters, data
+// addresses and buffers), so a compiled plan can be reused.
+func snapshot(nodes []*C.struct_ggml_tensor) []byte {
+	const size = C.sizeof_struct_ggml_tensor
+	out := make([]byte, 0, len(nodes)*size*3)
+	add := func(t *C.struct_ggml_tensor) {
+		out = append(out, unsafe.Slice((*byte)(unsafe.Pointer(t)), size)...)
+	}
+	for _, t := range nodes {
+		add(t)
+		for _, s := range t.src {
+			if s != nil {
+				add(s)
+			}
+		}
+	}
+	return out
 }

@@ -50,9 +50,10 @@ func Build(nodes []*ops.Tensor, l *ops.Limits) (*Plan, error) {
 
 // Launcher records dispatches into the open submission and submits it.
 type Launcher interface {
-	// Launch records one dispatch. It returns ErrBatchFull when the open submission cannot
-	// take more (its parameter slots ran out); the plan then submits and retries.
-	Launch(d *ops.Dispatch) error
+	// Launch records the dispatch of step i. It returns ErrBatchFull when the open
+	// submission cannot take more (its parameter slots ran out); the plan then submits and
+	// retries.
+	Launch(i int) error
 	// Submit sends the open submission to the GPU without waiting for it.
 	Submit() error
 }
@@ -67,11 +68,11 @@ func (p *Plan) Run(l Launcher, perSubmit int) error {
 	}
 	n := 0
 	for i := range p.Steps {
-		err := l.Launch(&p.Steps[i].Dispatch)
+		err := l.Launch(i)
 		if err == ErrBatchFull {
 			if err = l.Submit(); err == nil {
 				n = 0
-				err = l.Launch(&p.Steps[i].Dispatch)
+				err = l.Launch(i)
 			}
 		}
 		if err != nil {

@@ -25,7 +25,7 @@ type recorder struct {
 	fail              error
 }
 
-func (r *recorder) Launch(*ops.Dispatch) error {
+func (r *recorder) Launch(int) error {
 	if r.fail != nil {
 		return r.fail
 	}

@@ -130,14 +130,21 @@ func TestTinyLlamaLogits(t *testing.T) {
 	require.Equal(t, argmax(cpu), argmax(gpu), "greedy next token differs")
 }
 
-// TestTinyLlamaGenerates generates text on WGPU0 through llama.cpp's decode loop.
+// TestTinyLlamaGenerates generates text greedily through llama.cpp's decode loop on WGPU0
+// (whose decode graphs come back unchanged, so they run from the backend's plan cache)
+// and on the CPU backend: the texts must agree.
 func TestTinyLlamaGenerates(t *testing.T) {
 	root := repoRoot(t)
 	model := tinyModel(t, root)
 	exe, libDir := buildGenerate(t, root)
-	out, log := run(t, root, exe, "-L", libDir, "-m", model, "-p", "Once upon a time", "-n", "12", "-d", "WGPU0")
-	require.True(t, strings.HasPrefix(out, "Once upon a time"))
-	require.Greater(t, len(out), len("Once upon a time\n"), "no tokens generated")
+	args := []string{"-L", libDir, "-m", model, "-p", "Once upon a time", "-n", "24"}
+	cpu, _ := run(t, root, exe, append(args, "-d", "CPU")...)
+	t.Setenv("GGML_WGPU_PROFILE", "1")
+	gpu, log := run(t, root, exe, append(args, "-d", "WGPU0")...)
+	require.True(t, strings.HasPrefix(gpu, "Once upon a time"))
+	require.Greater(t, len(gpu), len("Once upon a time\n"), "no tokens generated")
+	require.Equal(t, cpu, gpu, "greedy generation differs from the CPU backend")
 	require.Contains(t, log, "tokens generated")
 	require.NotContains(t, log, "graph_compute on WGPU0", "the backend reported a failed graph")
+	require.Regexp(t, `WGPU0 profile: \d+ graphs \([1-9]\d* reused\)`, log, "decode graphs must be reused")
 }
