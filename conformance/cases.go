@@ -514,9 +514,13 @@ func mulMatCases() []*Case {
 		for _, k := range []int64{1, 2, 3, 8, 255, 256, 1025} {
 			cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 16, n: 7, k: k, bs: [2]int64{1, 1}, nr: [2]int64{1, 1}}))
 		}
-		for _, n := range []int64{1, 4, 16} {
-			for _, bn := range [][2][2]int64{{{3, 2}, {1, 1}}, {{3, 2}, {2, 1}}, {{3, 2}, {1, 2}}, {{3, 2}, {2, 2}}, {{1, 1}, {2, 3}}} {
-				cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 16, n: n, k: 33, bs: bn[0], nr: bn[1]}))
+		// k = 33 takes the element-wise kernels, k = 72 the vectorised ones (rows read 8
+		// elements at a time) with a partial last K slice in the tiled kernel.
+		for _, k := range []int64{33, 72} {
+			for _, n := range []int64{1, 4, 16, 67} {
+				for _, bn := range [][2][2]int64{{{3, 2}, {1, 1}}, {{3, 2}, {2, 1}}, {{3, 2}, {1, 2}}, {{3, 2}, {2, 2}}, {{1, 1}, {2, 3}}} {
+					cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 70, n: n, k: k, bs: bn[0], nr: bn[1]}))
+				}
 			}
 		}
 		for _, n := range []int64{1, 8} {

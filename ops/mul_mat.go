@@ -1,5 +1,7 @@
 package ops
 
+import "fmt"
+
 // MUL_MAT: dst[i, j, b2, b3] = sum_k src0[k, i, b2/r2, b3/r3] * src1[k, j, b2, b3] with
 // src0 F32 or F16, src1 F32 (any strides), dst F32. Few columns (decode) use the
 // mat-vec kernel, more use the tiled kernel.
@@ -12,8 +14,31 @@ type mulMatParams struct {
 	D0, D1, D2, D3   uint32
 }
 
-// matVecMaxCols is the largest src1 column count that uses the mat-vec kernel.
+// matVecMaxCols is the largest src1 column count that uses the mat-vec kernels.
 const matVecMaxCols = 4
+
+// matTile is the dst block (rows and columns) one workgroup of the tiled kernel computes.
+const matTile = 64
+
+// matVecRows is how many dst rows one workgroup of the vectorised mat-vec kernel computes.
+const matVecRows = 4
+
+// vectorRows reports whether a mat-vec operand can be read eight elements at a time:
+// contiguous rows whose length, strides and start are whole 8-element (F16) or
+// 4-element (F32) vectors, and a row length that is a multiple of 8.
+func vectorRows(t *Tensor) bool {
+	es := t.TypeSize()
+	if t.Nb[0] != es || t.Ne[0]%8 != 0 || t.Loc.Addr%16 != 0 {
+		return false
+	}
+	vec := uint64(16)
+	for i := 1; i < 4; i++ {
+		if t.Nb[i]%vec != 0 {
+			return false
+		}
+	}
+	return true
+}
 
 func init() {
 	describeFamily("MUL_MAT", "F32, F16 x F32", "batched, src0 broadcast over dims 2, 3; any strides")
@@ -47,11 +72,24 @@ func lowerMulMat(t *Tensor, l *Limits) ([]Dispatch, error) {
 	}
 	operands := []wgslOperand{in("src0", a), in("src1", b), out("dst", t)}
 	tensors := []*Tensor{a, b, t}
+	if p.N <= matVecMaxCols && vectorRows(a) && vectorRows(b) {
+		operands[0].Vec, operands[1].Vec = true, true
+		defs := map[string]string{"ROWS": fmt.Sprint(matVecRows), "NCOLS": fmt.Sprint(p.N),
+			"ACC": fmt.Sprint(matVecRows * p.N), "RED": fmt.Sprint(matVecRows * p.N * wgRow)}
+		s := spec("mul_mat_vec8", wgRow, p, defs, operands...)
+		blocks := (uint64(p.M) + matVecRows - 1) / matVecRows
+		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks*uint64(batches), l)}}, nil
+	}
 	if p.N <= matVecMaxCols {
 		s := spec("mul_mat_vec", wgRow, p, nil, operands...)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.M)*uint64(p.N)*uint64(batches), l)}}, nil
 	}
-	s := spec("mul_mat", 256, p, nil, operands...)
-	grid := [3]uint32{(p.M + 15) / 16, (p.N + 15) / 16, batches}
+	defs := map[string]string{"VEC": "0"}
+	if vectorRows(a) && vectorRows(b) {
+		operands[0].Vec, operands[1].Vec = true, true
+		defs["VEC"] = "1"
+	}
+	s := spec("mul_mat", 256, p, defs, operands...)
+	grid := [3]uint32{(p.M + matTile - 1) / matTile, (p.N + matTile - 1) / matTile, batches}
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
 }

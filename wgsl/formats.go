@@ -77,3 +77,20 @@ func (f Format) accessors(name string, binding int, written bool) string {
 	}
 	panic("wgsl: unknown format")
 }
+
+// vecAccessors declares a read-only operand as 16-byte vectors and NAME_get8(i), which
+// returns elements i..i+7 as the two columns of a mat2x4<f32>.
+func (f Format) vecAccessors(name string, binding int) (string, error) {
+	decl := fmt.Sprintf("@group(0) @binding(%d) var<storage, read_write> %s: ", binding, name)
+	switch f {
+	case F32:
+		return decl + "array<vec4<f32>>;\n" + fmt.Sprintf(
+			"fn %[1]s_get8(i: u32) -> mat2x4<f32> { let e = (p.%[1]s_off + i) >> 2u; return mat2x4<f32>(%[1]s[e], %[1]s[e + 1u]); }\n", name), nil
+	case F16:
+		return decl + "array<vec4<u32>>;\n" + fmt.Sprintf(
+			"fn %[1]s_get8(i: u32) -> mat2x4<f32> {\n"+
+				"  let w = %[1]s[(p.%[1]s_off + i) >> 3u];\n"+
+				"  return mat2x4<f32>(vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));\n}\n", name), nil
+	}
+	return "", fmt.Errorf("wgsl: no vector access for %s", f)
+}

@@ -30,6 +30,9 @@ type Operand struct {
 	Type Format // storage format of the data
 	// Written operands may be stored to by the kernel.
 	Written bool
+	// Vec operands are read eight elements at a time with NAME_get8(i) (i and the
+	// operand's first element multiples of 8 for F16, of 4 for F32), through 16-byte loads.
+	Vec bool
 }
 
 // Spec fully determines a pipeline: kernel file, variant defines, operands, params type.
@@ -55,7 +58,7 @@ func (s *Spec) Key() string {
 		fmt.Fprintf(&b, ";%s=%s", k, s.Defines[k])
 	}
 	for _, o := range s.Operands {
-		fmt.Fprintf(&b, "|%s:%d:%v", o.Name, o.Type, o.Written)
+		fmt.Fprintf(&b, "|%s:%d:%v:%v", o.Name, o.Type, o.Written, o.Vec)
 	}
 	if s.Params != nil {
 		fmt.Fprintf(&b, "|%s", s.Params.String())
@@ -86,6 +89,14 @@ func Source(s *Spec) (string, error) {
 	common, _ := kernels.ReadFile("kernels/common.wgsl")
 	out.Write(common)
 	for i, o := range s.Operands {
+		if o.Vec {
+			a, err := o.Type.vecAccessors(o.Name, i+1)
+			if err != nil {
+				return "", err
+			}
+			out.WriteString(a)
+			continue
+		}
 		out.WriteString(o.Type.accessors(o.Name, i+1, o.Written))
 	}
 	if err := preprocess(&out, string(body), defs); err != nil {

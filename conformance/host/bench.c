@@ -19,7 +19,7 @@ static double now(void) {
 
 static void quiet(enum ggml_log_level level, const char *text, void *user) {
     (void)user;
-    if (level >= GGML_LOG_LEVEL_WARN && level != GGML_LOG_LEVEL_CONT) fputs(text, stderr);
+    if ((level >= GGML_LOG_LEVEL_WARN && level != GGML_LOG_LEVEL_CONT) || !strncmp(text, "ggml-wgpu:", 10)) fputs(text, stderr);
 }
 
 // run_pp decodes n_tokens prompt tokens in one batch; run_tg decodes n_tokens one by one.

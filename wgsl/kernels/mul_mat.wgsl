@@ -1,40 +1,82 @@
 // dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
-// One workgroup computes a TILE x TILE block of dst (i rows of src0, j rows of src1),
-// staging K-slices of both operands in workgroup memory.
-const TILE = 16u;
-const TK = 16u;
-var<workgroup> ta: array<f32, 256>; // [TILE rows of src0][TK]
-var<workgroup> tb: array<f32, 256>; // [TILE rows of src1][TK]
+// A workgroup of 256 invocations computes a 64 x 64 block of dst (64 rows of src0 by 64
+// rows of src1), staging 32-wide K slices of both in shared memory; each invocation keeps
+// a 4 x 4 block of sums in registers (rows tx + 16 r, columns ty + 16 c). With VEC, each
+// invocation loads one 8-element chunk per operand and slice; otherwise eight elements
+// one by one.
+const TM = 64u;
+const TK = 32u;
+const LD = 33u; // padded row length in shared memory
+var<workgroup> ta: array<f32, 2112>; // TM * LD
+var<workgroup> tb: array<f32, 2112>;
 
-@compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let b = wid.z;
   let b2 = b % p.Ne2;
   let b3 = b / p.Ne2;
   let a_base = (b2 / p.R2) * p.A2 + (b3 / p.R3) * p.A3;
   let b_base = b2 * p.B2 + b3 * p.B3;
-  let i = wid.x * TILE + lid.x;   // dst row index within dim 0 (src0 row)
-  let j = wid.y * TILE + lid.y;   // dst column index within dim 1 (src1 row)
-  let t = lid.y * TILE + lid.x;
-  var acc = 0.0;
+  let row0 = wid.x * TM;
+  let col0 = wid.y * TM;
+  let tx = lid % 16u;
+  let ty = lid / 16u;
+  // loader coordinates: one row of the tile and one 8-wide chunk of the K slice
+  let lr = lid / 4u;
+  let lc = (lid % 4u) * 8u;
+  let ar = min(row0 + lr, p.M - 1u);
+  let br = min(col0 + lr, p.N - 1u);
+  var acc: array<f32, 16>;
   for (var k0 = 0u; k0 < p.K; k0 = k0 + TK) {
-    // load: invocation (lx, ly) loads element k0+lx of src0 row wid.x*TILE+ly and of src1 row wid.y*TILE+ly
-    let kk = k0 + lid.x;
-    let ar = wid.x * TILE + lid.y;
-    let br = wid.y * TILE + lid.y;
-    var av = 0.0;
-    var bv = 0.0;
-    if (kk < p.K && ar < p.M) { av = src0_get(a_base + ar * p.A1 + kk * p.A0); }
-    if (kk < p.K && br < p.N) { bv = src1_get(b_base + br * p.B1 + kk * p.B0); }
-    ta[lid.y * TK + lid.x] = av;
-    tb[lid.y * TK + lid.x] = bv;
+    let k = k0 + lc;
+#if VEC
+    var wa = mat2x4<f32>();
+    var wb = mat2x4<f32>();
+    if (k < p.K) {
+      wa = src0_get8(a_base + ar * p.A1 + k);
+      wb = src1_get8(b_base + br * p.B1 + k);
+    }
+    for (var e = 0u; e < 4u; e = e + 1u) {
+      ta[lr * LD + lc + e] = wa[0][e];
+      ta[lr * LD + lc + 4u + e] = wa[1][e];
+      tb[lr * LD + lc + e] = wb[0][e];
+      tb[lr * LD + lc + 4u + e] = wb[1][e];
+    }
+#else
+    for (var e = 0u; e < 8u; e = e + 1u) {
+      var va = 0.0;
+      var vb = 0.0;
+      if (k + e < p.K) {
+        va = src0_get(a_base + ar * p.A1 + (k + e) * p.A0);
+        vb = src1_get(b_base + br * p.B1 + (k + e) * p.B0);
+      }
+      ta[lr * LD + lc + e] = va;
+      tb[lr * LD + lc + e] = vb;
+    }
+#endif
     workgroupBarrier();
-    for (var k = 0u; k < TK; k = k + 1u) {
-      acc = acc + ta[lid.x * TK + k] * tb[lid.y * TK + k];
+    for (var kk = 0u; kk < TK; kk = kk + 1u) {
+      let a0 = ta[tx * LD + kk];
+      let a1 = ta[(tx + 16u) * LD + kk];
+      let a2 = ta[(tx + 32u) * LD + kk];
+      let a3 = ta[(tx + 48u) * LD + kk];
+      for (var c = 0u; c < 4u; c = c + 1u) {
+        let bv = tb[(ty + 16u * c) * LD + kk];
+        acc[c] = acc[c] + a0 * bv;
+        acc[4u + c] = acc[4u + c] + a1 * bv;
+        acc[8u + c] = acc[8u + c] + a2 * bv;
+        acc[12u + c] = acc[12u + c] + a3 * bv;
+      }
     }
     workgroupBarrier();
   }
-  if (i < p.M && j < p.N) {
-    dst_set(i * p.D0 + j * p.D1 + b2 * p.D2 + b3 * p.D3, acc);
+  for (var r = 0u; r < 4u; r = r + 1u) {
+    let i = row0 + tx + 16u * r;
+    for (var c = 0u; c < 4u; c = c + 1u) {
+      let j = col0 + ty + 16u * c;
+      if (i < p.M && j < p.N) {
+        dst_set(i * p.D0 + j * p.D1 + b2 * p.D2 + b3 * p.D3, acc[r * 4u + c]);
+      }
+    }
   }
 }

@@ -1,0 +1,47 @@
+// Matrix-vector product for few src1 columns (decode), with rows of src0 and src1 read
+// eight elements at a time. A workgroup computes ROWS consecutive dst rows for all NCOLS
+// columns of one batch: adjacent invocations read adjacent 16-byte chunks of a row, each
+// keeps ROWS x NCOLS partial sums, and the workgroup adds them up in shared memory.
+// dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
+const ROWS = {{ROWS}}u;
+const NCOLS = {{NCOLS}}u;
+var<workgroup> red: array<f32, {{RED}}>;
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = group_id(wid, nwg);
+  let blocks = (p.M + ROWS - 1u) / ROWS;
+  if (g >= blocks * p.Batches) { return; }
+  let i0 = (g % blocks) * ROWS;
+  let b = g / blocks;
+  let b2 = b % p.Ne2;
+  let b3 = b / p.Ne2;
+  let a = (b2 / p.R2) * p.A2 + (b3 / p.R3) * p.A3;
+  let v = b2 * p.B2 + b3 * p.B3;
+  var acc: array<f32, {{ACC}}>;
+  for (var k = lid * 8u; k < p.K; k = k + {{WG}}u * 8u) {
+    var x: array<mat2x4<f32>, {{NCOLS}}>;
+    for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_get8(v + j * p.B1 + k); }
+    for (var r = 0u; r < ROWS; r = r + 1u) {
+      let i = min(i0 + r, p.M - 1u);
+      let w = src0_get8(a + i * p.A1 + k);
+      for (var j = 0u; j < NCOLS; j = j + 1u) {
+        acc[r * NCOLS + j] = acc[r * NCOLS + j] + dot(w[0], x[j][0]) + dot(w[1], x[j][1]);
+      }
+    }
+  }
+  for (var o = 0u; o < ROWS * NCOLS; o = o + 1u) { red[o * {{WG}}u + lid] = acc[o]; }
+  workgroupBarrier();
+  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) {
+      for (var o = 0u; o < ROWS * NCOLS; o = o + 1u) { red[o * {{WG}}u + lid] = red[o * {{WG}}u + lid] + red[o * {{WG}}u + lid + s]; }
+    }
+    workgroupBarrier();
+  }
+  if (lid < ROWS * NCOLS) {
+    let i = i0 + lid / NCOLS;
+    let j = lid % NCOLS;
+    if (i < p.M) { dst_set(i * p.D0 + j * p.D1 + b2 * p.D2 + b3 * p.D3, red[lid * {{WG}}u]); }
+  }
+}
