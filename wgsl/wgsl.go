@@ -2,9 +2,11 @@
 // them per operand type and variant, the generator that turns a Go parameter struct into
 // the kernel's uniform struct, and the pipeline cache.
 //
-// A kernel file is WGSL with three additions:
+// A kernel file is WGSL with four additions:
 //   - `#if NAME`, `#ifdef NAME`, `#else`, `#endif` select lines by the spec's defines (a
 //     define is true unless it is absent, "" or "0");
+//   - `#include NAME` inserts kernels/NAME.wgsl (common.wgsl, the shared helpers, is
+//     included in every kernel; elementwise.wgsl is the entry point of element-wise ones);
 //   - `{{NAME}}` is replaced by the define's value;
 //   - the uniform struct `p` and the operand bindings with their accessors are generated
 //     and prepended: for an operand `src0` the kernel calls `src0_get(i)` (element i as
@@ -86,8 +88,9 @@ func Source(s *Spec) (string, error) {
 		return "", err
 	}
 	out.WriteString(decl)
-	common, _ := kernels.ReadFile("kernels/common.wgsl")
-	out.Write(common)
+	if err := preprocess(&out, "#include common", defs); err != nil {
+		return "", err
+	}
 	for i, o := range s.Operands {
 		if o.Vec {
 			a, err := o.Type.vecAccessors(o.Name, i+1)
@@ -141,6 +144,19 @@ func preprocess(out *strings.Builder, src string, defs map[string]string) error 
 			}
 			on = stack[len(stack)-1].parentOn
 			stack = stack[:len(stack)-1]
+			continue
+		case strings.HasPrefix(t, "#include "):
+			if !on {
+				continue
+			}
+			name := strings.TrimSpace(t[len("#include "):])
+			inc, err := kernels.ReadFile("kernels/" + name + ".wgsl")
+			if err != nil {
+				return fmt.Errorf("line %d: no kernel file %q to include", n+1, name)
+			}
+			if err := preprocess(out, string(inc), defs); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
 			continue
 		case strings.HasPrefix(t, "#"):
 			return fmt.Errorf("line %d: unknown directive %q", n+1, t)

@@ -26,6 +26,10 @@ func TestPreprocess(t *testing.T) {
 	require.Error(t, preprocess(&b, "#endif\n", nil), "stray #endif")
 	require.Error(t, preprocess(&b, "{{NOPE}}\n", nil), "undefined value")
 	require.Error(t, preprocess(&b, "#pragma\n", nil), "unknown directive")
+	require.Error(t, preprocess(&b, "#include nothing_here\n", nil), "missing include")
+	b.Reset()
+	require.NoError(t, preprocess(&b, "#if X\n#include nothing_here\n#endif\n#include elementwise\n", map[string]string{"WG": "64"}))
+	require.Contains(t, b.String(), "@workgroup_size(64)", "an include is preprocessed with the same defines")
 }
 
 func TestParamsLayout(t *testing.T) {

@@ -12,22 +12,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ggml-wgpu/ggml-wgpu/conformance"
 	"github.com/stretchr/testify/require"
 )
 
-// repoRoot walks up from the working directory to the folder holding go.mod.
+// repoRoot returns the folder holding go.mod.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := conformance.FindRepoRoot(".")
 	require.NoError(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		require.NotEqual(t, parent, dir, "go.mod not found above the working directory")
-		dir = parent
-	}
+	return root
 }
 
 // tinyModel returns the shared test model, skipping (or failing under CI) when absent.

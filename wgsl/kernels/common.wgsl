@@ -32,3 +32,31 @@ fn gelu(x: f32) -> f32 {
   let t = tanh(0.7978845608028654 * h * (1.0 + 0.044715 * h * h));
   return round_f16(0.5 * h * (1.0 + t));
 }
+
+// Workgroup reductions over one value per invocation ({{WG}} invocations). They use the
+// shared array wg_red and end with a barrier, so they can be called back to back.
+var<workgroup> wg_red: array<f32, {{WG}}>;
+
+fn wg_sum(lid: u32, v: f32) -> f32 {
+  wg_red[lid] = v;
+  workgroupBarrier();
+  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) { wg_red[lid] = wg_red[lid] + wg_red[lid + s]; }
+    workgroupBarrier();
+  }
+  let r = wg_red[0];
+  workgroupBarrier();
+  return r;
+}
+
+fn wg_max(lid: u32, v: f32) -> f32 {
+  wg_red[lid] = v;
+  workgroupBarrier();
+  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) { wg_red[lid] = max(wg_red[lid], wg_red[lid + s]); }
+    workgroupBarrier();
+  }
+  let r = wg_red[0];
+  workgroupBarrier();
+  return r;
+}

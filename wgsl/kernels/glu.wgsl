@@ -1,10 +1,6 @@
 // SWIGLU: dst = silu(a) * b. Fused form: a and b are the two halves of each src0 row
 // (offsets AOff and BOff, in elements); split form: a from src0, b from src1.
-@compute @workgroup_size({{WG}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wid, nwg, lid, {{WG}}u);
-  if (i >= p.N) { return; }
+fn element(i: u32) {
   let c = coords(i, p.Ne0, p.Ne1, p.Ne2);
   let a = src0_get(p.AOff + c.x * p.A0 + c.y * p.A1 + c.z * p.A2 + c.w * p.A3);
 #if SPLIT
@@ -14,3 +10,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   dst_set(c.x * p.D0 + c.y * p.D1 + c.z * p.D2 + c.w * p.D3, silu(a) * b);
 }
+
+#include elementwise

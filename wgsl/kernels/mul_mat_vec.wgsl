@@ -1,7 +1,5 @@
 // Matrix-vector product for few src1 columns: one workgroup per dst element row chunk.
 // dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
-var<workgroup> red: array<f32, {{WG}}>;
-
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -19,11 +17,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var k = lid; k < p.K; k = k + {{WG}}u) {
     acc = acc + src0_get(a + k * p.A0) * src1_get(v + k * p.B0);
   }
-  red[lid] = acc;
-  workgroupBarrier();
-  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-    workgroupBarrier();
-  }
-  if (lid == 0u) { dst_set(i * p.D0 + j * p.D1 + b2 * p.D2 + b3 * p.D3, red[0]); }
+  let sum = wg_sum(lid, acc);
+  if (lid == 0u) { dst_set(i * p.D0 + j * p.D1 + b2 * p.D2 + b3 * p.D3, sum); }
 }

@@ -1,19 +1,5 @@
 // RMS_NORM / NORM over each row of src0; one workgroup per row. Every pass reads element j
 // before the same invocation writes element j, so dst may alias src0.
-var<workgroup> red: array<f32, {{WG}}>;
-
-fn reduce(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
-
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -26,15 +12,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if RMS
   var sq = 0.0;
   for (var j = lid; j < p.Ne0; j = j + {{WG}}u) { let x = src0_get(a + j * p.A0); sq = sq + x * x; }
-  let scale = 1.0 / sqrt(reduce(lid, sq) / n + p.Eps);
+  let scale = 1.0 / sqrt(wg_sum(lid, sq) / n + p.Eps);
   for (var j = lid; j < p.Ne0; j = j + {{WG}}u) { dst_set(d + j * p.D0, src0_get(a + j * p.A0) * scale); }
 #else
   var sum = 0.0;
   for (var j = lid; j < p.Ne0; j = j + {{WG}}u) { sum = sum + src0_get(a + j * p.A0); }
-  let mean = reduce(lid, sum) / n;
+  let mean = wg_sum(lid, sum) / n;
   var sq = 0.0;
   for (var j = lid; j < p.Ne0; j = j + {{WG}}u) { let x = src0_get(a + j * p.A0) - mean; sq = sq + x * x; }
-  let scale = 1.0 / sqrt(reduce(lid, sq) / n + p.Eps);
+  let scale = 1.0 / sqrt(wg_sum(lid, sq) / n + p.Eps);
   for (var j = lid; j < p.Ne0; j = j + {{WG}}u) { dst_set(d + j * p.D0, (src0_get(a + j * p.A0) - mean) * scale); }
 #endif
 }

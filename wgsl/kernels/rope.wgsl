@@ -6,11 +6,7 @@ fn yarn_ramp(low: f32, high: f32, q: u32) -> f32 {
   return 1.0 - min(1.0, max(0.0, y));
 }
 
-@compute @workgroup_size({{WG}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let i = linear_id(wid, nwg, lid, {{WG}}u);
-  if (i >= p.N) { return; }
+fn element(i: u32) {
   let half = p.Ne0 / 2u;
   let c = coords(i, half, p.Ne1, p.Ne2);   // c.x: pair slot q; c.y: i1; c.z: i2 (position); c.w: i3
   let q = c.x;
@@ -54,3 +50,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   dst_set(d + e0 * p.D0, x0 * cs - x1 * sn);
   dst_set(d + e1 * p.D0, x0 * sn + x1 * cs);
 }
+
+#include elementwise

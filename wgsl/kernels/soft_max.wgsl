@@ -1,29 +1,13 @@
 // dst = softmax(src0 * scale + slope * mask) over each row; one workgroup per row.
 // The mask row is broadcast: mask[j, i1 % Me1, i2 % Me2, i3 % Me3].
-var<workgroup> red: array<f32, {{WG}}>;
 
-fn reduce_max(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) { red[lid] = max(red[lid], red[lid + s]); }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
-}
-
-fn reduce_sum(lid: u32, v: f32) -> f32 {
-  red[lid] = v;
-  workgroupBarrier();
-  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) { red[lid] = red[lid] + red[lid + s]; }
-    workgroupBarrier();
-  }
-  let r = red[0];
-  workgroupBarrier();
-  return r;
+// logit returns element j of the row at a, scaled and masked (mask row at m).
+fn logit(a: u32, m: u32, j: u32, slope: f32) -> f32 {
+  var v = src0_get(a + j * p.A0) * p.Scale;
+#if MASK
+  v = v + slope * mask_get(m + j);
+#endif
+  return v;
 }
 
 @compute @workgroup_size({{WG}})
@@ -39,35 +23,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let h = c.y;
     if (h < p.NHeadLog2) { slope = pow(p.M0, f32(h + 1u)); } else { slope = pow(p.M1, f32(2u * (h - p.NHeadLog2) + 1u)); }
   }
+  var m = 0u;
 #if MASK
-  let m = (c.x % p.Me1) * p.M1s + (c.y % p.Me2) * p.M2s + (c.z % p.Me3) * p.M3s;
+  m = (c.x % p.Me1) * p.M1s + (c.y % p.Me2) * p.M2s + (c.z % p.Me3) * p.M3s;
 #endif
   var mx = -3.402823e38;
-  for (var j = lid; j < p.Ne0; j = j + {{WG}}u) {
-    var v = src0_get(a + j * p.A0) * p.Scale;
-#if MASK
-    v = v + slope * mask_get(m + j);
-#endif
-    mx = max(mx, v);
-  }
-  mx = reduce_max(lid, mx);
+  for (var j = lid; j < p.Ne0; j = j + {{WG}}u) { mx = max(mx, logit(a, m, j, slope)); }
+  mx = wg_max(lid, mx);
   var sum = 0.0;
   for (var j = lid; j < p.Ne0; j = j + {{WG}}u) {
-    var v = src0_get(a + j * p.A0) * p.Scale;
-#if MASK
-    v = v + slope * mask_get(m + j);
-#endif
-    var e = 0.0;
-    if (v > -3.402823e38) { e = exp(v - mx); }
-    sum = sum + e;
+    let v = logit(a, m, j, slope);
+    if (v > -3.402823e38) { sum = sum + exp(v - mx); }
   }
-  sum = reduce_sum(lid, sum);
+  sum = wg_sum(lid, sum);
   let inv = select(0.0, 1.0 / sum, sum > 0.0);
   for (var j = lid; j < p.Ne0; j = j + {{WG}}u) {
-    var v = src0_get(a + j * p.A0) * p.Scale;
-#if MASK
-    v = v + slope * mask_get(m + j);
-#endif
+    let v = logit(a, m, j, slope);
     var e = 0.0;
     if (v > -3.402823e38) { e = exp(v - mx); }
     dst_set(d + j * p.D0, e * inv);
