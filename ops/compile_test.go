@@ -80,6 +80,14 @@ func TestKernelsCompile(t *testing.T) {
 	defer dev.Close()
 	cache := wgsl.NewCache(dev)
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
+	norm := node(OpRMSNorm, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2))
+	mul := node(OpMul, f32(7, 2), nil, norm, f32(7))
+	fused, ok := LowerNormMul(norm, mul, l)
+	require.True(t, ok)
+	_, err = cache.Pipeline(fused[0].Spec)
+	require.NoError(t, err)
+	_, ok = LowerNormMul(norm, node(OpAdd, f32(7, 2), nil, norm, f32(7)), l)
+	require.False(t, ok, "only MUL fuses")
 	for _, n := range variants() {
 		require.True(t, Supports(n, l), "supports %s", describe(n))
 		ds, err := Lower(n, l)

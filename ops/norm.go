@@ -2,17 +2,22 @@ package ops
 
 import "math"
 
-// RMS_NORM and NORM over rows (dim 0), f32, eps in op_params[0].
+// RMS_NORM and NORM over rows (dim 0), f32, eps in op_params[0]; and the fused pair
+// norm -> MUL by a weight broadcast over rows (llama's attn_norm and ffn_norm), which
+// writes only the MUL's result.
 
 type normParams struct {
 	Rows, Ne0, Ne1, Ne2 uint32
 	A0, A1, A2, A3      uint32
 	D0, D1, D2, D3      uint32
 	Eps                 float32
+	// The MUL operand of the fused form (src1 of the MUL), broadcast like binary ops.
+	We0, We1, We2, We3 uint32
+	W0, W1, W2, W3     uint32
 }
 
 func init() {
-	describeFamily("RMS_NORM, NORM", "F32", "any strides; in place")
+	describeFamily("RMS_NORM, NORM", "F32", "any strides; in place; fused with a following MUL")
 	register(OpRMSNorm, family{supportsNorm, lowerNorm})
 	register(OpNorm, family{supportsNorm, lowerNorm})
 }
@@ -23,19 +28,49 @@ func supportsNorm(t *Tensor, _ *Limits) bool {
 }
 
 func lowerNorm(t *Tensor, l *Limits) ([]Dispatch, error) {
-	a := t.Src[0]
-	ne, as, ds := dims(t), strides(a), strides(t)
+	return normDispatch(t, nil, t, l), nil
+}
+
+// normDispatch normalises the rows of norm's source into dst, multiplying by w if set.
+func normDispatch(norm, w, dst *Tensor, l *Limits) []Dispatch {
+	a := norm.Src[0]
+	ne, as, ds := dims(dst), strides(a), strides(dst)
 	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
 	p := normParams{
 		Rows: uint32(rows), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
 		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
 		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
-		Eps: math.Float32frombits(uint32(t.Params[0])),
+		Eps: math.Float32frombits(uint32(norm.Params[0])),
 	}
-	defs := map[string]string{"RMS": "0"}
-	if t.Op == OpRMSNorm {
+	defs := map[string]string{"RMS": "0", "MUL": "0"}
+	if norm.Op == OpRMSNorm {
 		defs["RMS"] = "1"
 	}
-	s := spec("norm", wgRow, p, defs, in("src0", a), out("dst", t))
-	return []Dispatch{{Spec: s, Tensors: []*Tensor{a, t}, Params: p, Grid: grid1D(rows, l)}}, nil
+	operands := []wgslOperand{in("src0", a)}
+	tensors := []*Tensor{a}
+	if w != nil {
+		defs["MUL"] = "1"
+		we, ws := dims(w), strides(w)
+		p.We0, p.We1, p.We2, p.We3 = we[0], we[1], we[2], we[3]
+		p.W0, p.W1, p.W2, p.W3 = ws[0], ws[1], ws[2], ws[3]
+		operands = append(operands, in("w", w))
+		tensors = append(tensors, w)
+	}
+	operands = append(operands, out("dst", dst))
+	tensors = append(tensors, dst)
+	s := spec("norm", wgRow, p, defs, operands...)
+	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(rows, l)}}
+}
+
+// LowerNormMul lowers the pair norm -> mul (mul = norm * w, w repeated over norm's shape)
+// as one dispatch that writes only mul. ok is false when the pair does not qualify; the
+// caller must also know that nothing else reads norm.
+func LowerNormMul(norm, mul *Tensor, l *Limits) (ds []Dispatch, ok bool) {
+	if (norm.Op != OpRMSNorm && norm.Op != OpNorm) || mul.Op != OpMul || mul.Src[0] != norm || mul.Src[1] == norm {
+		return nil, false
+	}
+	if !Supports(norm, l) || !Supports(mul, l) {
+		return nil, false
+	}
+	return normDispatch(norm, mul.Src[1], mul, l), true
 }

@@ -19,8 +19,27 @@ type Step struct {
 // Plan is the ordered work of one graph.
 type Plan struct {
 	Steps []Step
-	// Skipped counts nodes that needed no dispatch.
-	Skipped int
+	// Skipped counts nodes that needed no dispatch; Fused counts fused pairs.
+	Skipped, Fused int
+}
+
+// readCounts counts, for every tensor, how many nodes read it as a source.
+func readCounts(nodes []*ops.Tensor) map[*ops.Tensor]int {
+	r := map[*ops.Tensor]int{}
+	for _, n := range nodes {
+		for _, s := range n.Src {
+			if s != nil {
+				r[s]++
+			}
+		}
+	}
+	return r
+}
+
+// private reports whether n's result is an intermediate that exactly one node reads and
+// the host does not want back, so a fused kernel need not write it.
+func private(n *ops.Tensor, readers map[*ops.Tensor]int) bool {
+	return readers[n] == 1 && n.Flags&ops.FlagOutput == 0
 }
 
 // Skip reports whether a node needs no work: not marked for computation, empty, or a view.
@@ -28,14 +47,27 @@ func Skip(n *ops.Tensor) bool {
 	return n.Flags&ops.FlagCompute == 0 || n.Empty() || n.Op.IsView()
 }
 
-// Build lowers every node that needs work. An unsupported node fails the whole plan
-// before anything is submitted.
+// Build lowers every node that needs work, fusing patterns where their intermediate
+// result is read by nothing else. An unsupported node fails the whole plan before
+// anything is submitted.
 func Build(nodes []*ops.Tensor, l *ops.Limits) (*Plan, error) {
 	p := &Plan{}
-	for i, n := range nodes {
+	readers := readCounts(nodes)
+	for i := 0; i < len(nodes); i++ {
+		n := nodes[i]
 		if Skip(n) {
 			p.Skipped++
 			continue
+		}
+		if i+1 < len(nodes) && private(n, readers) && !Skip(nodes[i+1]) {
+			if ds, ok := ops.LowerNormMul(n, nodes[i+1], l); ok {
+				for _, d := range ds {
+					p.Steps = append(p.Steps, Step{Node: nodes[i+1], Dispatch: d})
+				}
+				p.Fused++
+				i++
+				continue
+			}
 		}
 		ds, err := ops.Lower(n, l)
 		if err != nil {

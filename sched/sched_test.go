@@ -87,3 +87,27 @@ func TestUnsupportedNodeFailsBeforeWork(t *testing.T) {
 	boom := errors.New("boom")
 	require.ErrorIs(t, p.Run(&recorder{fail: boom}, 4), boom)
 }
+
+func TestFusesNormMulOnlyWhenPrivate(t *testing.T) {
+	x, w := f32(8), f32(8)
+	norm := compute(f32(8), ops.OpRMSNorm, x)
+	mul := compute(f32(8), ops.OpMul, norm, w)
+	p, err := Build([]*ops.Tensor{norm, mul}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 1)
+	require.Same(t, mul, p.Steps[0].Node)
+
+	// A second reader of the norm keeps it unfused.
+	other := compute(f32(8), ops.OpAdd, norm, w)
+	p, err = Build([]*ops.Tensor{norm, mul, other}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	require.Len(t, p.Steps, 3)
+
+	// So does a norm the host reads back.
+	norm.Flags |= ops.FlagOutput
+	p, err = Build([]*ops.Tensor{norm, mul}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+}
