@@ -219,3 +219,10 @@ WGPUBindGroup gw_bind_group(gw_device *d, WGPUBindGroupLayout bgl, WGPUBuffer un
     desc.entries = e;
     return wgpuDeviceCreateBindGroup(d->device, &desc);
 }
+
+void gw_dispatch(WGPUComputePassEncoder pass, WGPUComputePipeline pipeline, WGPUBindGroup group, uint32_t offset,
+                 uint32_t x, uint32_t y, uint32_t z) {
+    wgpuComputePassEncoderSetPipeline(pass, pipeline);
+    wgpuComputePassEncoderSetBindGroup(pass, 0, group, 1, &offset);
+    wgpuComputePassEncoderDispatchWorkgroups(pass, x, y, z);
+}

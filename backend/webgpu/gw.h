@@ -27,6 +27,10 @@ void gw_poll(gw_device *d);
 // gw_read copies size bytes at offset of src (both multiples of 4) into dst through the
 // mappable staging buffer (at least size bytes). Returns 0 on success.
 int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst);
+// gw_dispatch sets the pipeline and bind group (one dynamic offset) and dispatches: one
+// call across the cgo boundary per dispatch.
+void gw_dispatch(WGPUComputePassEncoder pass, WGPUComputePipeline pipeline, WGPUBindGroup group, uint32_t offset,
+                 uint32_t x, uint32_t y, uint32_t z);
 WGPUShaderModule gw_shader(gw_device *d, const char *code);
 WGPUBindGroupLayout gw_layout(gw_device *d, uint32_t storage_count);
 WGPUComputePipeline gw_pipeline(gw_device *d, WGPUShaderModule module, WGPUBindGroupLayout bgl);

@@ -386,10 +386,7 @@ func (e *Encoder) Dispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, x, y
 	if e.pass == nil {
 		e.pass = C.wgpuCommandEncoderBeginComputePass(e.enc, nil)
 	}
-	off := C.uint32_t(uniformOffset)
-	C.wgpuComputePassEncoderSetPipeline(e.pass, p.h)
-	C.wgpuComputePassEncoderSetBindGroup(e.pass, 0, g.h, 1, &off)
-	C.wgpuComputePassEncoderDispatchWorkgroups(e.pass, C.uint32_t(x), C.uint32_t(y), C.uint32_t(z))
+	C.gw_dispatch(e.pass, p.h, g.h, C.uint32_t(uniformOffset), C.uint32_t(x), C.uint32_t(y), C.uint32_t(z))
 }
 
 // EndPass closes the current compute pass, if any.
