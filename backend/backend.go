@@ -17,7 +17,9 @@ import (
 const (
 	// EnvBatch sets how many dispatches go into one submission.
 	EnvBatch = "GGML_WGPU_BATCH"
-	// EnvProfile=1 logs, when a backend is freed, where its graphs spent their time.
+	// EnvProfile=1 logs, when a backend is freed, where its graphs spent their time;
+	// EnvProfile=2 also times every dispatch on the GPU (each in a compute pass of its own,
+	// read back after every graph: slow) and logs the time per node name and kernel.
 	EnvProfile = "GGML_WGPU_PROFILE"
 )
 
@@ -33,8 +35,9 @@ type Backend struct {
 	Dev     *Device
 	batch   int
 	plans   []*compiled // most recently used first
-	profile bool
+	profile int
 	stats   Stats
+	timer   *kernelTimer
 }
 
 // Stats counts a backend's work.
@@ -48,9 +51,17 @@ func NewBackend(d *Device) (*Backend, error) {
 	if _, err := d.open(); err != nil {
 		return nil, err
 	}
-	b := &Backend{Dev: d, batch: defaultBatch, profile: os.Getenv(EnvProfile) == "1"}
+	b := &Backend{Dev: d, batch: defaultBatch}
+	b.profile, _ = strconv.Atoi(os.Getenv(EnvProfile))
 	if v, err := strconv.Atoi(os.Getenv(EnvBatch)); err == nil && v > 0 {
 		b.batch = v
+	}
+	if b.profile >= 2 {
+		t, err := newKernelTimer(d)
+		if err != nil {
+			logf(LogWarn, "%s: no kernel timing: %v", d.Name, err)
+		}
+		b.timer = t
 	}
 	return b, nil
 }
@@ -63,6 +74,7 @@ type compiled struct {
 	snapshot []byte
 	plan     *sched.Plan
 	steps    []prepared
+	labels   []string // per step, for kernel timing: node name (without its layer) and kernel
 }
 
 // prepared is one dispatch resolved against this device's buffers.
@@ -95,15 +107,20 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*ops.Tensor) error {
 			return err
 		}
 		c = &compiled{snapshot: append([]byte(nil), snapshot...), plan: plan, steps: steps}
+		if b.timer != nil {
+			c.labels = stepLabels(plan)
+		}
 		b.remember(c)
 	} else {
 		b.stats.Reused++
 	}
 	d.mu.Lock()
-	ln := &launcher{d: d, steps: c.steps}
+	ln := &launcher{d: d, steps: c.steps, timer: b.timer}
 	err := c.plan.Run(ln, b.batch)
 	if err != nil {
 		ln.abandon()
+	} else if b.timer != nil {
+		err = b.timer.collect(c.labels[:min(len(c.labels), b.timer.capacity())])
 	}
 	d.mu.Unlock()
 	b.stats.Graphs++
@@ -144,13 +161,19 @@ func (b *Backend) Stats() Stats { return b.stats }
 // Close logs the profile when EnvProfile asks for it.
 func (b *Backend) Close() {
 	b.Synchronize()
-	if !b.profile || b.stats.Graphs == 0 {
+	if b.profile == 0 || b.stats.Graphs == 0 {
 		return
 	}
 	s := b.stats
 	n := time.Duration(s.Graphs)
 	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph, wait %v/graph, pipelines %d",
 		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, s.Wait/n, b.Dev.PipelineCount())
+	if b.timer != nil {
+		b.Dev.mu.Lock()
+		logf(LogInfo, "%s GPU time by node and kernel:\n%s", b.Dev.Name, b.timer.report())
+		b.timer.release()
+		b.Dev.mu.Unlock()
+	}
 }
 
 // binding is where one operand lives: a binding range and the operand's first element in it.
@@ -249,6 +272,7 @@ type launcher struct {
 	d     *Device
 	steps []prepared
 	enc   *webgpu.Encoder
+	timer *kernelTimer // nil unless dispatches are timed
 }
 
 func (l *launcher) Launch(i int) error {
@@ -279,6 +303,10 @@ func (l *launcher) Launch(i int) error {
 	copy(data, p.params)
 	if l.enc == nil {
 		l.enc = dev.gpu.NewEncoder()
+	}
+	if l.timer != nil && i < l.timer.capacity() {
+		l.enc.DispatchTimed(l.timer.qs, i, p.pipe, group, slot, p.grid[0], p.grid[1], p.grid[2])
+		return nil
 	}
 	l.enc.Dispatch(p.pipe, group, slot, p.grid[0], p.grid[1], p.grid[2])
 	return nil

@@ -84,7 +84,11 @@ func (d *Device) openLocked() (*webgpu.Device, error) {
 	if d.gpu != nil || d.openErr != nil {
 		return d.gpu, d.openErr
 	}
-	g, err := d.adapter.Open()
+	open := d.adapter.Open
+	if os.Getenv(EnvProfile) == "2" {
+		open = d.adapter.OpenWithTimestamps
+	}
+	g, err := open()
 	if err != nil {
 		d.openErr = err
 		logf(LogError, "%s: %v", d.Name, err)

@@ -44,13 +44,19 @@ static void on_device(WGPUEnum status, WGPUDevice device, const char *message, v
     else copy_msg(r->err, r->errlen, message);
 }
 
-gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, char *err, size_t errlen) {
+gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps, char *err, size_t errlen) {
     gw_device *d = calloc(1, sizeof *d);
+    WGPUEnum feature = WGPUFeatureName_TimestampQuery;
     WGPURequiredLimits req = {0};
     req.limits = *limits;
     WGPUDeviceDescriptor desc = {0};
     desc.label = "ggml-wgpu";
     desc.requiredLimits = &req;
+    if (timestamps && wgpuAdapterHasFeature(adapter, feature)) {
+        desc.requiredFeatureCount = 1;
+        desc.requiredFeatures = &feature;
+        d->timestamps = 1;
+    }
     desc.deviceLostCallback = on_lost;
     desc.uncapturedErrorCallbackInfo.callback = on_uncaptured;
     desc.uncapturedErrorCallbackInfo.userdata = d;
@@ -225,4 +231,22 @@ void gw_dispatch(WGPUComputePassEncoder pass, WGPUComputePipeline pipeline, WGPU
     wgpuComputePassEncoderSetPipeline(pass, pipeline);
     wgpuComputePassEncoderSetBindGroup(pass, 0, group, 1, &offset);
     wgpuComputePassEncoderDispatchWorkgroups(pass, x, y, z);
+}
+
+void gw_dispatch_timed(WGPUCommandEncoder enc, WGPUQuerySet qs, uint32_t index, WGPUComputePipeline pipeline,
+                       WGPUBindGroup group, uint32_t offset, uint32_t x, uint32_t y, uint32_t z) {
+    WGPUComputePassTimestampWrites tw = {qs, 2 * index, 2 * index + 1};
+    WGPUComputePassDescriptor desc = {0};
+    desc.timestampWrites = &tw;
+    WGPUComputePassEncoder pass = wgpuCommandEncoderBeginComputePass(enc, &desc);
+    gw_dispatch(pass, pipeline, group, offset, x, y, z);
+    wgpuComputePassEncoderEnd(pass);
+    wgpuComputePassEncoderRelease(pass);
+}
+
+WGPUQuerySet gw_query_set(gw_device *d, uint32_t count) {
+    WGPUQuerySetDescriptor desc = {0};
+    desc.type = WGPUQueryType_Timestamp;
+    desc.count = count;
+    return wgpuDeviceCreateQuerySet(d->device, &desc);
 }

@@ -11,11 +11,14 @@ typedef struct gw_device {
     uint64_t submitted;   // sequence number of the last submission
     uint64_t completed;   // highest sequence number known to be complete
     int error_count;      // uncaptured errors seen so far
+    int timestamps;       // the device can write timestamps at compute pass boundaries
     char last_error[1024];
 } gw_device;
 
 size_t gw_enumerate(WGPUInstance inst, WGPUAdapter *out, size_t max);
-gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, char *err, size_t errlen);
+// gw_open requests a device with the given limits, and the timestamp-query feature when
+// timestamps is set and the adapter has it (d->timestamps says whether it got it).
+gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps, char *err, size_t errlen);
 void gw_close(gw_device *d);
 // gw_push_scope opens validation and out-of-memory error scopes.
 void gw_push_scope(gw_device *d);
@@ -31,6 +34,11 @@ int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBu
 // call across the cgo boundary per dispatch.
 void gw_dispatch(WGPUComputePassEncoder pass, WGPUComputePipeline pipeline, WGPUBindGroup group, uint32_t offset,
                  uint32_t x, uint32_t y, uint32_t z);
+// gw_dispatch_timed records one dispatch in a compute pass of its own whose start and end
+// times go to queries 2*index and 2*index+1 of qs.
+void gw_dispatch_timed(WGPUCommandEncoder enc, WGPUQuerySet qs, uint32_t index, WGPUComputePipeline pipeline,
+                       WGPUBindGroup group, uint32_t offset, uint32_t x, uint32_t y, uint32_t z);
+WGPUQuerySet gw_query_set(gw_device *d, uint32_t count);
 WGPUShaderModule gw_shader(gw_device *d, const char *code);
 WGPUBindGroupLayout gw_layout(gw_device *d, uint32_t storage_count);
 WGPUComputePipeline gw_pipeline(gw_device *d, WGPUShaderModule module, WGPUBindGroupLayout bgl);

@@ -137,7 +137,13 @@ type Device struct {
 }
 
 // Open requests a device with the adapter's own limits (clamped where the binding needs it).
-func (a *Adapter) Open() (*Device, error) {
+func (a *Adapter) Open() (*Device, error) { return a.open(false) }
+
+// OpenWithTimestamps is Open, also asking for timestamp queries (Device.Timestamps says
+// whether the adapter granted them).
+func (a *Adapter) OpenWithTimestamps() (*Device, error) { return a.open(true) }
+
+func (a *Adapter) open(timestamps bool) (*Device, error) {
 	lim := a.limits
 	if lim.maxBufferSize > maxRequestableBufferSize {
 		lim.maxBufferSize = maxRequestableBufferSize
@@ -146,7 +152,11 @@ func (a *Adapter) Open() (*Device, error) {
 		lim.maxStorageBufferBindingSize = lim.maxBufferSize
 	}
 	var msg [512]C.char
-	d := C.gw_open(a.h, &lim, &msg[0], C.size_t(len(msg)))
+	ts := C.int(0)
+	if timestamps {
+		ts = 1
+	}
+	d := C.gw_open(a.h, &lim, ts, &msg[0], C.size_t(len(msg)))
 	if d == nil {
 		return nil, fmt.Errorf("webgpu: request device on %q: %s", a.Info.Device, C.GoString(&msg[0]))
 	}
@@ -169,6 +179,38 @@ func (a *Adapter) Open() (*Device, error) {
 		layout: map[int]C.WGPUBindGroupLayout{},
 	}, nil
 }
+
+// Timestamps reports whether the device can time compute passes.
+func (d *Device) Timestamps() bool { return d.d.timestamps != 0 }
+
+// QuerySet holds GPU timestamps.
+type QuerySet struct {
+	h     C.WGPUQuerySet
+	Count int
+}
+
+// CreateQuerySet creates a set of count timestamp queries.
+func (d *Device) CreateQuerySet(count int) (*QuerySet, error) {
+	if !d.Timestamps() {
+		return nil, errors.New("webgpu: the device has no timestamp queries")
+	}
+	var h C.WGPUQuerySet
+	if err := d.scoped("query set", func() { h = C.gw_query_set(d.d, C.uint32_t(count)) }); err != nil || h == nil {
+		return nil, fmt.Errorf("webgpu: query set: %v", err)
+	}
+	return &QuerySet{h: h, Count: count}, nil
+}
+
+// Release frees the query set.
+func (q *QuerySet) Release() {
+	if q.h != nil {
+		C.wgpuQuerySetRelease(q.h)
+		q.h = nil
+	}
+}
+
+// UsageTimestamps is the usage of a buffer that receives resolved timestamps.
+const UsageTimestamps = C.WGPUBufferUsage_QueryResolve | C.WGPUBufferUsage_CopySrc
 
 // Close waits for outstanding work and releases the device.
 func (d *Device) Close() {
@@ -387,6 +429,19 @@ func (e *Encoder) Dispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, x, y
 		e.pass = C.wgpuCommandEncoderBeginComputePass(e.enc, nil)
 	}
 	C.gw_dispatch(e.pass, p.h, g.h, C.uint32_t(uniformOffset), C.uint32_t(x), C.uint32_t(y), C.uint32_t(z))
+}
+
+// DispatchTimed records one dispatch in a compute pass of its own, writing its start and
+// end times to queries 2*index and 2*index+1 of qs.
+func (e *Encoder) DispatchTimed(qs *QuerySet, index int, p *Pipeline, g *BindGroup, uniformOffset uint32, x, y, z uint32) {
+	e.EndPass()
+	C.gw_dispatch_timed(e.enc, qs.h, C.uint32_t(index), p.h, g.h, C.uint32_t(uniformOffset), C.uint32_t(x), C.uint32_t(y), C.uint32_t(z))
+}
+
+// Resolve writes queries [first, first+count) of qs as uint64 nanoseconds into dst at offset.
+func (e *Encoder) Resolve(qs *QuerySet, first, count int, dst *Buffer, offset uint64) {
+	e.EndPass()
+	C.wgpuCommandEncoderResolveQuerySet(e.enc, qs.h, C.uint32_t(first), C.uint32_t(count), dst.h, C.uint64_t(offset))
 }
 
 // EndPass closes the current compute pass, if any.

@@ -27,6 +27,7 @@ typedef struct WGPUBindGroupImpl *WGPUBindGroup;
 typedef struct WGPUCommandEncoderImpl *WGPUCommandEncoder;
 typedef struct WGPUComputePassEncoderImpl *WGPUComputePassEncoder;
 typedef struct WGPUCommandBufferImpl *WGPUCommandBuffer;
+typedef struct WGPUQuerySetImpl *WGPUQuerySet;
 
 enum {
     WGPUAdapterType_DiscreteGPU = 0,
@@ -53,6 +54,10 @@ enum {
     WGPUBufferUsage_CopyDst = 0x8,
     WGPUBufferUsage_Uniform = 0x40,
     WGPUBufferUsage_Storage = 0x80,
+    WGPUBufferUsage_QueryResolve = 0x200,
+
+    WGPUFeatureName_TimestampQuery = 0x3,
+    WGPUQueryType_Timestamp = 0x1,
 
     WGPUMapMode_Read = 0x1,
     WGPUShaderStage_Compute = 0x4,
@@ -273,11 +278,24 @@ typedef struct WGPUCommandEncoderDescriptor {
     const char *label;
 } WGPUCommandEncoderDescriptor;
 
+typedef struct WGPUComputePassTimestampWrites {
+    WGPUQuerySet querySet;
+    uint32_t beginningOfPassWriteIndex;
+    uint32_t endOfPassWriteIndex;
+} WGPUComputePassTimestampWrites;
+
 typedef struct WGPUComputePassDescriptor {
     const WGPUChainedStruct *nextInChain;
     const char *label;
-    const void *timestampWrites;
+    const WGPUComputePassTimestampWrites *timestampWrites;
 } WGPUComputePassDescriptor;
+
+typedef struct WGPUQuerySetDescriptor {
+    const WGPUChainedStruct *nextInChain;
+    const char *label;
+    WGPUEnum type;
+    uint32_t count;
+} WGPUQuerySetDescriptor;
 
 typedef struct WGPUCommandBufferDescriptor {
     const WGPUChainedStruct *nextInChain;
@@ -296,6 +314,7 @@ size_t wgpuInstanceEnumerateAdapters(WGPUInstance instance, const WGPUInstanceEn
 
 void wgpuAdapterGetInfo(WGPUAdapter adapter, WGPUAdapterInfo *info);
 void wgpuAdapterInfoFreeMembers(WGPUAdapterInfo info);
+WGPUBool wgpuAdapterHasFeature(WGPUAdapter adapter, WGPUEnum feature);
 WGPUBool wgpuAdapterGetLimits(WGPUAdapter adapter, WGPUSupportedLimits *limits);
 void wgpuAdapterRequestDevice(WGPUAdapter adapter, const WGPUDeviceDescriptor *descriptor, WGPURequestDeviceCallback callback, void *userdata);
 void wgpuAdapterRelease(WGPUAdapter adapter);
@@ -309,6 +328,9 @@ WGPUPipelineLayout wgpuDeviceCreatePipelineLayout(WGPUDevice device, const WGPUP
 WGPUComputePipeline wgpuDeviceCreateComputePipeline(WGPUDevice device, const WGPUComputePipelineDescriptor *descriptor);
 WGPUBindGroup wgpuDeviceCreateBindGroup(WGPUDevice device, const WGPUBindGroupDescriptor *descriptor);
 WGPUCommandEncoder wgpuDeviceCreateCommandEncoder(WGPUDevice device, const WGPUCommandEncoderDescriptor *descriptor);
+WGPUQuerySet wgpuDeviceCreateQuerySet(WGPUDevice device, const WGPUQuerySetDescriptor *descriptor);
+void wgpuQuerySetRelease(WGPUQuerySet querySet);
+void wgpuCommandEncoderResolveQuerySet(WGPUCommandEncoder encoder, WGPUQuerySet querySet, uint32_t firstQuery, uint32_t queryCount, WGPUBuffer destination, uint64_t destinationOffset);
 void wgpuDevicePushErrorScope(WGPUDevice device, WGPUEnum filter);
 void wgpuDevicePopErrorScope(WGPUDevice device, WGPUErrorCallback callback, void *userdata);
 WGPUBool wgpuDevicePoll(WGPUDevice device, WGPUBool wait, const WGPUWrappedSubmissionIndex *wrappedSubmissionIndex);
