@@ -71,21 +71,30 @@ var (
 	loadedDir string
 )
 
+// openLib loads the ggml host libraries from libDir once per process and returns them; a
+// later call with another directory fails.
+func openLib(libDir string) (*ggml.Lib, error) {
+	if loadedLib == nil {
+		l, err := ggml.Open(libDir)
+		if err != nil {
+			return nil, err
+		}
+		loadedLib, loadedDir = l, libDir
+	} else if loadedDir != libDir {
+		return nil, fmt.Errorf("ggml already loaded from %s, cannot load from %s", loadedDir, libDir)
+	}
+	return loadedLib, nil
+}
+
 // Open loads ggml (once per process), the CPU backend, and the backend under test.
 func Open(cfg Config) (*Env, error) {
 	if cfg.Device == "" {
 		cfg.Device = DefaultDevice
 	}
-	if loadedLib == nil {
-		l, err := ggml.Open(cfg.LibDir)
-		if err != nil {
-			return nil, err
-		}
-		loadedLib, loadedDir = l, cfg.LibDir
-	} else if loadedDir != cfg.LibDir {
-		return nil, fmt.Errorf("ggml already loaded from %s, cannot load from %s", loadedDir, cfg.LibDir)
+	l, err := openLib(cfg.LibDir)
+	if err != nil {
+		return nil, err
 	}
-	l := loadedLib
 	ref, err := l.LoadCPU()
 	if err != nil {
 		return nil, err

@@ -1,6 +1,9 @@
+#define _POSIX_C_SOURCE 200809L
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <time.h>
 #include "gw.h"
 
 size_t gw_enumerate(WGPUInstance inst, WGPUAdapter *out, size_t max) {
@@ -133,11 +136,27 @@ uint64_t gw_submit(gw_device *d, WGPUCommandBuffer cb) {
 
 void gw_poll(gw_device *d) { wgpuDevicePoll(d->device, 0, NULL); }
 
-void gw_wait(gw_device *d, uint64_t seq) {
-    while (d->completed < seq) wgpuDevicePoll(d->device, 1, NULL);
+// wait_until polls without blocking until *flag (or the completion counter) says done.
+// wgpuDevicePoll(wait=true) gives up after 5 s and then recycles command pools the driver
+// may still be running (CPU drivers crash on long submissions that way), so it is never
+// used: the device is polled without waiting, spinning briefly, then sleeping a little.
+static void wait_until(gw_device *d, const volatile int *flag, uint64_t seq) {
+    for (int spins = 0;; spins++) {
+        wgpuDevicePoll(d->device, 0, NULL);
+        if (flag ? *flag : d->completed >= seq) return;
+        if (spins < 64) sched_yield();
+        else {
+            struct timespec ts = {0, spins < 1024 ? 20000 : 200000};
+            nanosleep(&ts, NULL);
+        }
+    }
 }
 
-struct map_note { int done; WGPUEnum status; };
+void gw_wait(gw_device *d, uint64_t seq) {
+    if (d->completed < seq) wait_until(d, NULL, seq);
+}
+
+struct map_note { volatile int done; WGPUEnum status; };
 
 static void on_map(WGPUEnum status, void *userdata) {
     struct map_note *m = userdata;
@@ -154,7 +173,7 @@ int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBu
     struct map_note m = {0};
     wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, size, on_map, &m);
     gw_wait(d, seq);
-    while (!m.done) wgpuDevicePoll(d->device, 1, NULL);
+    if (!m.done) wait_until(d, &m.done, 0);
     if (m.status != WGPUBufferMapAsyncStatus_Success) return 1;
     const void *p = wgpuBufferGetConstMappedRange(staging, 0, size);
     if (!p) { wgpuBufferUnmap(staging); return 2; }

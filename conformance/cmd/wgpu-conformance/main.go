@@ -3,19 +3,42 @@
 // default) and compared with ggml's NMSE metric. It prints a table per op and type and exits
 // 1 if any case fails or any required case is unsupported.
 //
+// With -perf it measures instead the ops of llama models' decode and prefill graphs on one
+// or more devices side by side (test-backend-ops' perf mode): µs per op, GB/s, and TFLOP/s
+// for MUL_MAT, in one Markdown table with a column group per device and the throughput ratio
+// of the first device to each other one. -device may be repeated, -load names further
+// backend libraries (e.g. ggml's Vulkan backend) to load before the devices are looked up;
+// a device that does not exist is reported and left out. -quick runs fewer repetitions,
+// -max-gflop skips the heaviest MUL_MATs (on lavapipe a single op of the prefill shapes runs
+// for seconds).
+//
 // Usage:
 //
 //	go run ./conformance/cmd/wgpu-conformance [-lib DIR] [-backend FILE] [-device NAME]
-//	    [-filter SUBSTR] [-v] [-self]
+//	    [-filter SUBSTR] [-v] [-self] [-list]
+//	go run ./conformance/cmd/wgpu-conformance -perf [-device WGPU0 -device Vulkan0 ...]
+//	    [-load .cache/ggml/peer/libggml-vulkan.so ...] [-filter SUBSTR] [-quick]
+//	    [-max-gflop N] [-threads N] [-list]
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance"
 )
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+func (s *stringList) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}
 
 func main() {
 	os.Exit(run())
@@ -27,14 +50,35 @@ func run() int {
 		root = "."
 	}
 	def := conformance.DefaultConfig(root)
+	var devices, loads stringList
 	lib := flag.String("lib", def.LibDir, "directory of the ggml host libraries (libggml-base.so, libggml.v0.5.0.so, libggml-cpu-*.so)")
 	backend := flag.String("backend", def.BackendPath, "path of libggml-wgpu.so")
-	device := flag.String("device", conformance.DefaultDevice, "name of the device under test")
+	flag.Var(&devices, "device", "name of the device under test (default "+conformance.DefaultDevice+"); with -perf repeatable: the devices to compare, in column order")
 	filter := flag.String("filter", "", "run only cases whose op or name contains this substring (case-insensitive)")
 	verbose := flag.Bool("v", false, "print every case with its NMSE")
 	self := flag.Bool("self", false, "self-test the harness: use a second CPU backend as the device under test")
 	list := flag.Bool("list", false, "list the cases and exit")
+	perf := flag.Bool("perf", false, "measure op performance (µs, GB/s, TFLOP/s) on the devices instead of checking conformance")
+	flag.Var(&loads, "load", "with -perf: a further backend library (e.g. .cache/ggml/peer/libggml-vulkan.so) to load with ggml_backend_load; repeatable")
+	quick := flag.Bool("quick", false, "with -perf: fewer repetitions and runs (for slow devices such as lavapipe)")
+	threads := flag.Int("threads", 0, "with -perf: threads of CPU backends (0: all cores)")
+	maxGflop := flag.Float64("max-gflop", 0, "with -perf: skip the cases whose op does more GFLOP than this (0: no limit; e.g. 8 on lavapipe)")
 	flag.Parse()
+	if len(devices) == 0 {
+		devices = stringList{conformance.DefaultDevice}
+	}
+	if *perf {
+		opts := conformance.DefaultPerfOptions()
+		if *quick {
+			opts = conformance.QuickPerfOptions()
+		}
+		opts.MaxOpFlops = uint64(*maxGflop * 1e9)
+		return runPerf(*lib, *backend, devices, loads, *filter, opts, *threads, *list)
+	}
+	if len(devices) > 1 || len(loads) > 0 || *quick || *maxGflop != 0 {
+		fmt.Fprintln(os.Stderr, "several -device, -load, -quick and -max-gflop apply to -perf only")
+		return 2
+	}
 
 	cases := conformance.Filter(conformance.Cases(), *filter)
 	if *list {
@@ -53,7 +97,7 @@ func run() int {
 			return 2
 		}
 	}
-	env, err := conformance.Open(conformance.Config{LibDir: *lib, BackendPath: *backend, Device: *device, SelfTest: *self})
+	env, err := conformance.Open(conformance.Config{LibDir: *lib, BackendPath: *backend, Device: devices[0], SelfTest: *self})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -81,5 +125,48 @@ func run() int {
 		return 1
 	}
 	fmt.Println("\nOK")
+	return 0
+}
+
+// runPerf is the -perf mode: it prints a progress line per measurement on stderr and the
+// table on stdout; it exits 1 if a measurement failed, 2 if nothing could run.
+func runPerf(lib, backend string, devices, loads []string, filter string, opts conformance.PerfOptions, threads int, list bool) int {
+	cases := conformance.FilterPerf(conformance.PerfCases(), filter)
+	if list {
+		for _, c := range cases {
+			fmt.Printf("%-10s %s\n", c.Op, c.Name)
+		}
+		return 0
+	}
+	if len(cases) == 0 {
+		fmt.Fprintf(os.Stderr, "no perf case matches %q\n", filter)
+		return 2
+	}
+	if _, err := os.Stat(backend); err != nil {
+		fmt.Fprintf(os.Stderr, "warning: %s not found (run scripts/build.sh or pass -backend): WGPU devices will be missing\n", backend)
+		backend = ""
+	}
+	env, err := conformance.OpenPerf(conformance.PerfConfig{LibDir: lib, BackendPath: backend, Loads: loads,
+		Devices: devices, Threads: threads})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer env.Close()
+	for _, n := range env.Notes {
+		fmt.Fprintln(os.Stderr, "warning: "+n)
+	}
+	for _, d := range env.Devices {
+		fmt.Printf("device %s: %s\n", d.Name, d.Description)
+	}
+	fmt.Printf("%d perf cases\n", len(cases))
+	rep := env.Run(cases, opts, func(r conformance.PerfResult) {
+		fmt.Fprintln(os.Stderr, r.String())
+	})
+	fmt.Println()
+	rep.WriteTable(os.Stdout)
+	if !rep.OK() {
+		return 1
+	}
 	return 0
 }

@@ -1,0 +1,930 @@
+package conformance
+
+// Perf mode: op timings on one or more ggml devices side by side, after the method of the
+// perf mode of ggml's tests/test-backend-ops.cpp. For each case and device:
+//
+//   - the inputs are created once in a no_alloc context; the op is then added to one graph
+//     reps times, every repetition a separate node with its own output that reads the same
+//     inputs (the weights of MUL_MAT and GET_ROWS are not duplicated);
+//   - reps is chosen so that one graph moves PerfOptions.TargetBytes (or does
+//     PerfOptions.TargetFlops for MUL_MAT), within [1, MaxReps] and the OutputCap on the
+//     memory of the outputs;
+//   - everything is allocated on the device with ggml_backend_alloc_ctx_tensors and the
+//     leaves are filled once;
+//   - a graph of one repetition is computed as a warm-up (it compiles the pipelines) and
+//     gives the time of one op, from which reps is lowered so that one graph takes about
+//     MaxGraphTime at most (slow devices: lavapipe; one submission must not run for seconds);
+//   - the graph of reps repetitions is computed once as a warm-up, then
+//     ggml_backend_graph_compute followed by ggml_backend_synchronize is timed until at least
+//     MinRuns runs and MinTime have passed (or MaxTime, for slow devices);
+//   - the result is µs per op (total time ÷ runs ÷ reps), the memory bandwidth (bytes read
+//     and written by one op ÷ its time, in GB/s of 1e9 bytes) and, for MUL_MAT, TFLOP/s
+//     (2·m·n·k per op).
+//
+// Cases that a device refuses (ggml_backend_dev_supports_op on any node of one repetition)
+// are reported as unsupported on that device.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+)
+
+// PerfCase is one op to time: a shape of a llama model's decode or prefill graph.
+type PerfCase struct {
+	// Name identifies the case in test-backend-ops style, e.g.
+	// MUL_MAT(type_a=f16,type_b=f32,m=4096,n=512,k=4096).
+	Name string
+	// Op is the op family (e.g. "MUL_MAT"); -filter matches it too.
+	Op string
+	// Build creates the inputs in b once and returns rep, which adds one more repetition of
+	// the op reading those inputs and returns its output.
+	Build func(b *PerfBuilder) (rep func() ggml.Tensor)
+}
+
+// PerfBuilder is what a PerfCase's Build works with: the library, a no_alloc context and the
+// value ranges of the index leaves.
+type PerfBuilder struct {
+	// L is the ggml library.
+	L *ggml.Lib
+	// Ctx is the no_alloc context of the case.
+	Ctx ggml.Context
+
+	idxMax map[ggml.Tensor]int64
+}
+
+// New creates a named leaf of type t and shape ne (missing dimensions are 1), filled with
+// values in [-1, 1).
+func (b *PerfBuilder) New(name string, t ggml.Type, ne ...int64) ggml.Tensor {
+	s := shape(ne...)
+	x := b.L.NewTensor4D(b.Ctx, t, s[0], s[1], s[2], s[3])
+	b.L.SetName(x, name)
+	return x
+}
+
+// Index creates a named integer leaf (I32 or I64) of shape ne holding values in [0, max).
+func (b *PerfBuilder) Index(name string, t ggml.Type, max int64, ne ...int64) ggml.Tensor {
+	x := b.New(name, t, ne...)
+	b.idxMax[x] = max
+	return x
+}
+
+// PerfOptions says how long and how much each measurement runs.
+type PerfOptions struct {
+	// TargetBytes is the memory traffic one graph should move (ops without a FLOP count).
+	TargetBytes uint64
+	// TargetFlops is the work one graph should do (MUL_MAT).
+	TargetFlops uint64
+	// MaxReps bounds the repetitions of the op in one graph (also bounded by the graph size).
+	MaxReps int
+	// OutputCap bounds the memory of the outputs of all repetitions of one graph.
+	OutputCap uint64
+	// MinRuns and MinTime: the timed runs go on until both are reached...
+	MinRuns int
+	MinTime time.Duration
+	// ...or until MaxTime has passed (0: no limit), for slow devices.
+	MaxTime time.Duration
+	// MaxGraphTime bounds the time of one graph: reps is lowered to fit the time of one op
+	// measured in the warm-up (0: no bound).
+	MaxGraphTime time.Duration
+	// MaxOpFlops skips the cases whose single op does more work than this (0: no limit), e.g.
+	// the prefill MUL_MATs on lavapipe.
+	MaxOpFlops uint64
+}
+
+// DefaultPerfOptions returns the options of a normal perf run: up to 1 GiB of traffic or
+// 100 GFLOP per graph, at most 200 repetitions and about 1 s, then at least 5 runs and 1 s
+// (20 s at most).
+func DefaultPerfOptions() PerfOptions {
+	return PerfOptions{
+		TargetBytes: 1 << 30,
+		TargetFlops: 100e9,
+		MaxReps:     200,
+		OutputCap:   1 << 30,
+		MinRuns:     5,
+		MinTime:     time.Second,
+		MaxTime:     20 * time.Second,
+		// test-backend-ops' graphs take ~0.3-1 s on a GPU: 100 GFLOP, 32 GB.
+		MaxGraphTime: time.Second,
+	}
+}
+
+// QuickPerfOptions returns the options of a quick run (e.g. on lavapipe): 16 MiB or 1 GFLOP
+// per graph, at most 16 repetitions and about 250 ms, one timed run after the warm-up unless
+// it is very fast.
+func QuickPerfOptions() PerfOptions {
+	return PerfOptions{
+		TargetBytes:  16 << 20,
+		TargetFlops:  1e9,
+		MaxReps:      16,
+		OutputCap:    256 << 20,
+		MinRuns:      1,
+		MinTime:      50 * time.Millisecond,
+		MaxTime:      time.Second,
+		MaxGraphTime: 250 * time.Millisecond,
+	}
+}
+
+// PerfStatus is the outcome of one case on one device.
+type PerfStatus int
+
+// The outcomes of a measurement.
+const (
+	// PerfOK: measured.
+	PerfOK PerfStatus = iota
+	// PerfUnsupported: the device's supports_op refused a node of the case.
+	PerfUnsupported
+	// PerfError: building, allocating or computing failed.
+	PerfError
+	// PerfSkipped: the op does more than PerfOptions.MaxOpFlops.
+	PerfSkipped
+)
+
+// PerfResult is the measurement of one case on one device.
+type PerfResult struct {
+	// Case and Device say what was measured where.
+	Case   *PerfCase
+	Device string
+	// Status says whether it was measured; Msg explains the other outcomes.
+	Status PerfStatus
+	Msg    string
+	// Reps is the number of repetitions of the op in the graph, Runs the number of timed
+	// graph computations, Elapsed their total time.
+	Reps, Runs int
+	Elapsed    time.Duration
+	// Bytes is the memory traffic of one op (bytes read + written), Flops its floating
+	// point operations (0 for ops other than MUL_MAT).
+	Bytes, Flops uint64
+	// US is the time per op in µs, GBps the bandwidth in GB/s (1e9 bytes), TFLOPS the
+	// throughput in TFLOP/s (0 without Flops).
+	US, GBps, TFLOPS float64
+}
+
+// ---------------------------------------------------------------------------------------
+// The cases.
+
+// llamaMatShapes are the (k, m) of the weights of llama models: 1B (2048, 8192 FFN, 512 KV),
+// 7B/8B (4096, 14336 FFN), 70B-like (8192) and the 32000-token output head.
+var llamaMatShapes = [][2]int64{
+	{2048, 2048}, {2048, 512}, {2048, 8192}, {8192, 2048}, {2048, 32000},
+	{4096, 4096}, {4096, 14336}, {14336, 4096},
+}
+
+// PerfCases returns the perf suite: the decode (n=1) and prefill (n=512) shapes of llama
+// models.
+func PerfCases() []*PerfCase {
+	var cs []*PerfCase
+	for _, n := range []int64{1, 512} {
+		for _, km := range llamaMatShapes {
+			cs = append(cs, perfMulMat(km[0], km[1], n))
+		}
+	}
+	cs = append(cs,
+		perfRMSNorm(4096, 1),
+		perfRMSNorm(4096, 512),
+		perfBinary("MUL", 4096, 512, 1),
+		perfBinary("ADD", 4096, 512, 512),
+		perfSoftMax(1024, 32),
+		perfRopeNeox(128, 32, 512),
+		perfSwiGLU(14336, 1),
+		perfSwiGLU(14336, 512),
+		perfCpy(4096, 512),
+		perfSetRows(1024, 4096, 8),
+		perfGetRows(4096, 512, 1),
+		perfGetRows(4096, 32000, 1),
+		perfGetRows(4096, 32000, 512),
+	)
+	return cs
+}
+
+// FilterPerf returns the cases whose name or op contains substr (case-insensitive).
+func FilterPerf(cases []*PerfCase, substr string) []*PerfCase {
+	if substr == "" {
+		return cases
+	}
+	s := strings.ToLower(substr)
+	var out []*PerfCase
+	for _, c := range cases {
+		if strings.Contains(strings.ToLower(c.Name), s) || strings.Contains(strings.ToLower(c.Op), s) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// perfMulMat: weights [k, m] F16 times activations [k, n] F32 into [m, n] F32.
+func perfMulMat(k, m, n int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("MUL_MAT(type_a=f16,type_b=f32,m=%d,n=%d,k=%d)", m, n, k),
+		Op:   "MUL_MAT",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			w := b.New("w", f16, k, m)
+			x := b.New("x", f32, k, n)
+			return func() ggml.Tensor { return b.L.MulMat(b.Ctx, w, x) }
+		},
+	}
+}
+
+func perfRMSNorm(ne0, ne1 int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("RMS_NORM(type=f32,ne=%s)", fmtNe(shape(ne0, ne1))),
+		Op:   "RMS_NORM",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			a := b.New("a", f32, ne0, ne1)
+			return func() ggml.Tensor { return b.L.RMSNorm(b.Ctx, a, 1e-5) }
+		},
+	}
+}
+
+// perfBinary: a [ne0, ne1] op b [ne0, nb1] (broadcast along dim 1 when nb1 < ne1).
+func perfBinary(op string, ne0, ne1, nb1 int64) *PerfCase {
+	var f func(l *ggml.Lib, ctx ggml.Context, a, b ggml.Tensor) ggml.Tensor
+	for _, o := range binOps {
+		if o.name == op {
+			f = o.op
+		}
+	}
+	return &PerfCase{
+		Name: fmt.Sprintf("%s(type=f32,ne=%s,ne_b=%s)", op, fmtNe(shape(ne0, ne1)), fmtNe(shape(ne0, nb1))),
+		Op:   op,
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			x := b.New("a", f32, ne0, ne1)
+			y := b.New("b", f32, ne0, nb1)
+			return func() ggml.Tensor { return f(b.L, b.Ctx, x, y) }
+		},
+	}
+}
+
+// perfSoftMax: soft_max_ext of [ne0, ne1] with an F32 mask of the same shape and the scale
+// of 128-wide heads.
+func perfSoftMax(ne0, ne1 int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("SOFT_MAX(type=f32,ne=%s,mask=f32)", fmtNe(shape(ne0, ne1))),
+		Op:   "SOFT_MAX",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			a := b.New("a", f32, ne0, ne1)
+			mask := b.New("mask", f32, ne0, ne1)
+			scale := float32(1 / math.Sqrt(128))
+			return func() ggml.Tensor { return b.L.SoftMaxExt(b.Ctx, a, mask, scale, 0) }
+		},
+	}
+}
+
+// perfRopeNeox: NEOX RoPE of all head_dim dimensions of [head_dim, n_head, n_tokens].
+func perfRopeNeox(hd, nh, nt int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("ROPE(type=f32,ne=%s,n_dims=%d,mode=neox)", fmtNe(shape(hd, nh, nt)), hd),
+		Op:   "ROPE",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			a := b.New("a", f32, hd, nh, nt)
+			pos := b.Index("pos", ggml.TypeI32, 4096, nt)
+			args := ropeExtArgs(int(hd), ggml.RopeNeox, ropePlain)
+			return func() ggml.Tensor { return b.L.RopeExt(b.Ctx, a, pos, 0, args) }
+		},
+	}
+}
+
+// perfSwiGLU: silu(gate) * up with gate and up separate [ne0, ne1] tensors.
+func perfSwiGLU(ne0, ne1 int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("GLU(type=f32,ne=%s,op=swiglu,split)", fmtNe(shape(ne0, ne1))),
+		Op:   "GLU",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			g := b.New("gate", f32, ne0, ne1)
+			u := b.New("up", f32, ne0, ne1)
+			return func() ggml.Tensor { return b.L.SwiGLUSplit(b.Ctx, g, u) }
+		},
+	}
+}
+
+// perfCpy: F32 [ne0, ne1] into an F16 tensor of the same shape.
+func perfCpy(ne0, ne1 int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("CPY(type_src=f32,type_dst=f16,ne=%s)", fmtNe(shape(ne0, ne1))),
+		Op:   "CPY",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			src := b.New("src", f32, ne0, ne1)
+			dst := b.New("dst", f16, ne0, ne1)
+			return func() ggml.Tensor { return b.L.Cpy(b.Ctx, src, dst) }
+		},
+	}
+}
+
+// perfSetRows: one F32 row per plane [ne0, 1, ne2] into an F16 cache [ne0, rows, ne2] at I64
+// row indices [1, ne2] (a KV-cache store of one token).
+func perfSetRows(ne0, rows, ne2 int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("SET_ROWS(type_src=f32,type_dst=f16,type_idx=i64,ne=%s,dst=%s)",
+			fmtNe(shape(ne0, 1, ne2)), fmtNe(shape(ne0, rows, ne2))),
+		Op: "SET_ROWS",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			dst := b.New("cache", f16, ne0, rows, ne2)
+			vals := b.New("src", f32, ne0, 1, ne2)
+			idx := b.Index("row_idxs", ggml.TypeI64, rows, 1, ne2)
+			return func() ggml.Tensor { return b.L.SetRows(b.Ctx, dst, vals, idx) }
+		},
+	}
+}
+
+// perfGetRows: n rows of an F32 table [ne0, rows] at I32 indices: the rows of the tokens
+// whose logits are wanted ([4096, 512], n=1) or a token embedding lookup ([4096, 32000]; its
+// 500 MiB may exceed a device's largest storage binding).
+func perfGetRows(ne0, rows, n int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("GET_ROWS(type=f32,ne=%s,n=%d)", fmtNe(shape(ne0, rows)), n),
+		Op:   "GET_ROWS",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			table := b.New("table", f32, ne0, rows)
+			idx := b.Index("idx", ggml.TypeI32, rows, n)
+			return func() ggml.Tensor { return b.L.GetRows(b.Ctx, table, idx) }
+		},
+	}
+}
+
+// opBytes is the memory traffic of one op: the bytes it reads and writes.
+func opBytes(l *ggml.Lib, t ggml.Tensor) uint64 {
+	elems := func(x ggml.Tensor) uint64 { return uint64(x.NElements()) }
+	switch t.Op() {
+	case ggml.OpCpy, ggml.OpDup, ggml.OpCont:
+		// src[1] of CPY is the destination the output is a view of.
+		return l.NBytes(t.Src(0)) + l.NBytes(t)
+	case ggml.OpSetRows:
+		// Reads the values and the indices, writes as many elements into the destination.
+		return l.NBytes(t.Src(0)) + l.NBytes(t.Src(1)) + elems(t.Src(0))*uint64(t.Type().Size())
+	case ggml.OpGetRows:
+		// Reads the selected rows only.
+		return elems(t)*uint64(t.Src(0).Type().Size()) + l.NBytes(t.Src(1)) + l.NBytes(t)
+	}
+	n := l.NBytes(t)
+	for i := 0; i < 10; i++ {
+		if s := t.Src(i); s != 0 {
+			n += l.NBytes(s)
+		}
+	}
+	return n
+}
+
+// opFlops is the floating point work of one op: 2·m·n·k for MUL_MAT, 0 for the others.
+func opFlops(t ggml.Tensor) uint64 {
+	if t.Op() != ggml.OpMulMat {
+		return 0
+	}
+	return 2 * uint64(t.NElements()) * uint64(t.Src(0).Ne()[0])
+}
+
+// ---------------------------------------------------------------------------------------
+// Devices.
+
+// PerfConfig says which libraries to load and which devices to measure.
+type PerfConfig struct {
+	// LibDir is the directory of the ggml host libraries.
+	LibDir string
+	// BackendPath is libggml-wgpu.so ("" to not load it).
+	BackendPath string
+	// Loads are further backend libraries (e.g. libggml-vulkan.so) loaded with
+	// ggml_backend_load before the devices are looked up.
+	Loads []string
+	// Devices are the device names to measure, in column order (case-insensitive).
+	Devices []string
+	// Threads is the number of threads of CPU backends (0: all cores).
+	Threads int
+}
+
+// PerfDevice is one device being measured.
+type PerfDevice struct {
+	// Name and Description are ggml's.
+	Name, Description string
+	// Dev is the ggml device, Backend a backend on it.
+	Dev     ggml.Device
+	Backend ggml.Backend
+}
+
+// PerfEnv is a loaded ggml with backends on the devices to measure.
+type PerfEnv struct {
+	// L is the ggml library.
+	L *ggml.Lib
+	// Devices are the devices found, in the order asked for.
+	Devices []*PerfDevice
+	// Notes say what did not go as asked: libraries that failed to load, devices that do
+	// not exist (their columns are left out).
+	Notes []string
+}
+
+// loadedBackends are the backend libraries this process loaded with ggml_backend_load.
+var loadedBackends = map[string]bool{}
+
+// loadBackend loads the backend library at path once per process.
+func loadBackend(l *ggml.Lib, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	if loadedBackends[abs] {
+		return nil
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return err
+	}
+	if l.BackendLoad(abs) == 0 {
+		return fmt.Errorf("ggml_backend_load(%s) failed", abs)
+	}
+	loadedBackends[abs] = true
+	return nil
+}
+
+// OpenPerf loads ggml and its CPU backend, libggml-wgpu (BackendPath) and the Loads, and
+// creates a backend on each device of cfg.Devices that exists. A device that does not exist
+// is noted in Notes and skipped; it is an error only if none exists.
+func OpenPerf(cfg PerfConfig) (*PerfEnv, error) {
+	l, err := openLib(cfg.LibDir)
+	if err != nil {
+		return nil, err
+	}
+	e := &PerfEnv{L: l}
+	cpu, err := l.LoadCPU()
+	if err != nil {
+		e.Notes = append(e.Notes, err.Error())
+	} else {
+		l.BackendFree(cpu)
+	}
+	// Through Env.Open or GGML_BACKEND_PATH the library may be loaded already.
+	if cfg.BackendPath != "" && l.DevByName(DefaultDevice) == 0 {
+		if err := loadBackend(l, cfg.BackendPath); err != nil {
+			e.Notes = append(e.Notes, fmt.Sprintf("libggml-wgpu not loaded: %v", err))
+		}
+	}
+	for _, p := range cfg.Loads {
+		if err := loadBackend(l, p); err != nil {
+			e.Notes = append(e.Notes, fmt.Sprintf("backend library not loaded: %v", err))
+		}
+	}
+	threads := cfg.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	seen := map[ggml.Device]bool{}
+	for _, name := range cfg.Devices {
+		d := l.DevByName(name)
+		if d == 0 {
+			var names []string
+			for i := 0; i < l.DevCount(); i++ {
+				names = append(names, l.DevName(l.DevGet(i)))
+			}
+			e.Notes = append(e.Notes, fmt.Sprintf("device %s not found (devices: %s): left out",
+				name, strings.Join(names, ", ")))
+			continue
+		}
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		be := l.DevInit(d)
+		if be == 0 {
+			e.Notes = append(e.Notes, fmt.Sprintf("device %s: ggml_backend_dev_init failed: left out", l.DevName(d)))
+			continue
+		}
+		if l.DevType(d) == ggml.DevTypeCPU {
+			l.SetNThreads(be, threads)
+		}
+		e.Devices = append(e.Devices, &PerfDevice{Name: l.DevName(d), Description: l.DevDescription(d), Dev: d, Backend: be})
+	}
+	if len(e.Devices) == 0 {
+		return nil, fmt.Errorf("none of the devices %v is available:\n  %s", cfg.Devices, strings.Join(e.Notes, "\n  "))
+	}
+	return e, nil
+}
+
+// Close frees the backends (the libraries stay loaded).
+func (e *PerfEnv) Close() {
+	for _, d := range e.Devices {
+		e.L.BackendFree(d.Backend)
+	}
+	e.Devices = nil
+}
+
+// ---------------------------------------------------------------------------------------
+// Measuring.
+
+// PerfReport holds the results of a perf run: Results[i][j] is case i on device j.
+type PerfReport struct {
+	Devices []string
+	Cases   []*PerfCase
+	Results [][]PerfResult
+	// Notes are copied from the PerfEnv (missing devices, libraries not loaded).
+	Notes []string
+}
+
+// Run measures every case on every device, case by case (the devices of a case one after the
+// other), calling each (if not nil) after every measurement.
+func (e *PerfEnv) Run(cases []*PerfCase, opts PerfOptions, each func(PerfResult)) *PerfReport {
+	rep := &PerfReport{Cases: cases, Notes: e.Notes}
+	for _, d := range e.Devices {
+		rep.Devices = append(rep.Devices, d.Name)
+	}
+	for _, c := range cases {
+		row := make([]PerfResult, len(e.Devices))
+		for j, d := range e.Devices {
+			row[j] = e.Measure(c, d, opts)
+			if each != nil {
+				each(row[j])
+			}
+		}
+		rep.Results = append(rep.Results, row)
+	}
+	return rep
+}
+
+// maxGraphNodes is what the reps of one graph may use of ggml's default graph size (2048).
+const maxGraphNodes = 2000
+
+// Measure times case c on device d.
+func (e *PerfEnv) Measure(c *PerfCase, d *PerfDevice, opts PerfOptions) (res PerfResult) {
+	res = PerfResult{Case: c, Device: d.Name, Status: PerfError}
+	defer func() {
+		if p := recover(); p != nil {
+			res.Status, res.Msg = PerfError, fmt.Sprintf("panic: %v", p)
+		}
+	}()
+	l := e.L
+	maxReps := max(opts.MaxReps, 1)
+	mem := l.TensorOverhead()*uint64(4*maxReps+64) + 2*l.GraphOverhead() + 1<<16
+	ctx := l.Init(uintptr(mem), true)
+	if ctx == 0 {
+		res.Msg = "ggml_init failed"
+		return res
+	}
+	defer l.Free(ctx)
+
+	b := &PerfBuilder{L: l, Ctx: ctx, idxMax: map[ggml.Tensor]int64{}}
+	repFn := c.Build(b)
+	first := repFn()
+	g := l.NewGraph(ctx)
+	l.BuildForwardExpand(g, first)
+	nodes := l.GraphNNodes(g)
+	for i := 0; i < nodes; i++ {
+		node := l.GraphNode(g, i)
+		if node.Op().IsViewLike() {
+			continue
+		}
+		if !l.DevSupportsOp(d.Dev, node) {
+			res.Status = PerfUnsupported
+			res.Msg = fmt.Sprintf("supports_op(%s %s %s) = false", l.OpName(node.Op()), node.Type(), fmtNe(node.Ne()))
+			return res
+		}
+	}
+
+	res.Bytes, res.Flops = opBytes(l, first), opFlops(first)
+	if opts.MaxOpFlops > 0 && res.Flops > opts.MaxOpFlops {
+		res.Status = PerfSkipped
+		res.Msg = fmt.Sprintf("%s GFLOP per op > %s (-max-gflop)", fmtSig(float64(res.Flops)/1e9),
+			fmtSig(float64(opts.MaxOpFlops)/1e9))
+		return res
+	}
+	reps := 1
+	if res.Flops > 0 {
+		reps = int(ceilDiv(opts.TargetFlops, res.Flops))
+	} else if res.Bytes > 0 {
+		reps = int(ceilDiv(opts.TargetBytes, res.Bytes))
+	}
+	reps = min(reps, maxReps, maxGraphNodes/max(nodes, 1))
+	if first.ViewSrc() == 0 && opts.OutputCap > 0 {
+		// Every repetition has an output of its own.
+		reps = min(reps, int(opts.OutputCap/max(l.NBytes(first), 1)))
+	}
+	reps = max(reps, 1)
+	outs := []ggml.Tensor{first}
+	for len(outs) < reps {
+		outs = append(outs, repFn())
+	}
+
+	buf := l.AllocCtxTensors(ctx, d.Backend)
+	if buf == 0 {
+		res.Msg = "ggml_backend_alloc_ctx_tensors failed"
+		return res
+	}
+	defer l.BufferFree(buf)
+	for i, t := range l.Tensors(ctx) {
+		if t.Op() != ggml.OpNone || t.ViewSrc() != 0 || t.NElements() == 0 {
+			continue
+		}
+		if err := fillLeaf(l, t, uint64(i), b.idxMax[t]); err != nil {
+			res.Msg = err.Error()
+			return res
+		}
+	}
+
+	compute := func(g ggml.Graph) (time.Duration, error) {
+		t0 := time.Now()
+		if st := l.GraphCompute(d.Backend, g); st != ggml.StatusSuccess {
+			return 0, fmt.Errorf("ggml_backend_graph_compute returned status %d", st)
+		}
+		l.Synchronize(d.Backend)
+		return time.Since(t0), nil
+	}
+	// Warm-up of one repetition (it compiles the pipelines); when its time would lower reps,
+	// the time of one op is taken again, warm.
+	one, err := compute(g)
+	if err == nil && reps > 1 && opts.MaxGraphTime > 0 && one*time.Duration(reps) > opts.MaxGraphTime {
+		var again time.Duration
+		if again, err = compute(g); err == nil {
+			one = min(one, again)
+		}
+	}
+	if err != nil {
+		res.Msg = err.Error()
+		return res
+	}
+	if opts.MaxGraphTime > 0 && one > 0 {
+		reps = max(1, min(reps, int(opts.MaxGraphTime/one)))
+	}
+	res.Reps = reps
+	if reps > 1 {
+		g = l.NewGraph(ctx)
+		for _, o := range outs[:reps] {
+			l.BuildForwardExpand(g, o)
+		}
+		if _, err := compute(g); err != nil { // warm-up of the whole graph
+			res.Msg = err.Error()
+			return res
+		}
+	}
+	start := time.Now()
+	for {
+		dt, err := compute(g)
+		if err != nil {
+			res.Msg = err.Error()
+			return res
+		}
+		res.Elapsed += dt
+		res.Runs++
+		if res.Runs >= opts.MinRuns && res.Elapsed >= opts.MinTime {
+			break
+		}
+		if opts.MaxTime > 0 && time.Since(start) >= opts.MaxTime {
+			break
+		}
+	}
+	ops := float64(res.Runs) * float64(res.Reps)
+	sec := res.Elapsed.Seconds()
+	if sec <= 0 {
+		sec = 1e-9 // a clock too coarse for the run: at least 1 ns
+	}
+	res.US = sec * 1e6 / ops
+	res.GBps = float64(res.Bytes) * ops / sec / 1e9
+	if res.Flops > 0 {
+		res.TFLOPS = float64(res.Flops) * ops / sec / 1e12
+	}
+	res.Status = PerfOK
+	return res
+}
+
+func ceilDiv(a, b uint64) uint64 {
+	if b == 0 {
+		return 1
+	}
+	return (a + b - 1) / b
+}
+
+// fillChunk is the number of elements fillLeaf writes at a time.
+const fillChunk = 1 << 20
+
+// fillLeaf writes deterministic data into the contiguous leaf t: values in [-1, 1) for F32 and
+// F16, integers in [0, idxMax) for I32 and I64 (idxMax 0: 10).
+func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64) error {
+	typ := t.Type()
+	es := typ.Size()
+	if es == 0 || !t.IsContiguous() {
+		return fmt.Errorf("cannot fill leaf %s of type %s", t.Name(), typ)
+	}
+	if idxMax <= 0 {
+		idxMax = 10
+	}
+	x := seed*0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D // xorshift64 state, never 0
+	n := t.NElements()
+	vals := make([]float32, 0, fillChunk)
+	raw := make([]byte, 0, fillChunk*es)
+	for off := int64(0); off < n; off += fillChunk {
+		cnt := min(n-off, fillChunk)
+		vals, raw = vals[:cnt], raw[:cnt*int64(es)]
+		for i := range vals {
+			if typ == ggml.TypeI32 || typ == ggml.TypeI64 {
+				vals[i] = float32((uint64(off+int64(i))*7919 + seed) % uint64(idxMax))
+				continue
+			}
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			vals[i] = float32(x>>40)/float32(1<<23) - 1
+		}
+		switch typ {
+		case ggml.TypeF32:
+			for i, v := range vals {
+				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+			}
+		case ggml.TypeF16:
+			for i, h := range l.FP32ToFP16(vals) {
+				binary.LittleEndian.PutUint16(raw[2*i:], h)
+			}
+		case ggml.TypeI32:
+			for i, v := range vals {
+				binary.LittleEndian.PutUint32(raw[4*i:], uint32(int32(v)))
+			}
+		case ggml.TypeI64:
+			for i, v := range vals {
+				binary.LittleEndian.PutUint64(raw[8*i:], uint64(int64(v)))
+			}
+		default:
+			return fmt.Errorf("cannot fill leaf %s of type %s", t.Name(), typ)
+		}
+		l.TensorSet(t, raw, uint64(off)*uint64(es))
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------------------
+// Report.
+
+// String returns one line for a progress log.
+func (r PerfResult) String() string {
+	switch r.Status {
+	case PerfUnsupported:
+		return fmt.Sprintf("%-8s %s: unsupported: %s", r.Device, r.Case.Name, r.Msg)
+	case PerfError:
+		return fmt.Sprintf("%-8s %s: ERROR: %s", r.Device, r.Case.Name, r.Msg)
+	case PerfSkipped:
+		return fmt.Sprintf("%-8s %s: skipped: %s", r.Device, r.Case.Name, r.Msg)
+	}
+	return fmt.Sprintf("%-8s %s: %d reps x %d runs, %s us/op, %s", r.Device, r.Case.Name, r.Reps, r.Runs,
+		fmtSig(r.US), r.rate())
+}
+
+// rate formats TFLOP/s for MUL_MAT and GB/s for the other ops.
+func (r PerfResult) rate() string {
+	if r.Flops > 0 {
+		return fmtSig(r.TFLOPS) + " TFLOP/s"
+	}
+	return fmtSig(r.GBps) + " GB/s"
+}
+
+// fmtSig formats v with about 3 significant digits (no exponent for usual magnitudes).
+func fmtSig(v float64) string {
+	switch a := math.Abs(v); {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return fmt.Sprint(v)
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	case a >= 0.001 || a == 0:
+		return fmt.Sprintf("%.3g", v)
+	}
+	return fmt.Sprintf("%.2e", v)
+}
+
+// WriteTable prints the results as a Markdown table, one row per case and one column group
+// (µs per op, GB/s or TFLOP/s) per device, then the ratio of the first device's throughput to
+// each other device's, followed by a legend and the notes (missing devices, unsupported cases,
+// errors).
+func (p *PerfReport) WriteTable(w io.Writer) {
+	header := []string{"case"}
+	for _, d := range p.Devices {
+		header = append(header, d+" µs", d+" GB/s or TFLOP/s")
+	}
+	for _, d := range p.Devices[min(1, len(p.Devices)):] {
+		header = append(header, p.Devices[0]+"/"+d)
+	}
+	rows := [][]string{header}
+	var notes []string
+	for i, c := range p.Cases {
+		row := []string{c.Name}
+		for _, r := range p.Results[i] {
+			switch r.Status {
+			case PerfOK:
+				row = append(row, fmtSig(r.US), r.rate())
+			case PerfUnsupported:
+				row = append(row, "unsupported", "-")
+				notes = append(notes, r.String())
+			case PerfSkipped:
+				row = append(row, "skipped", "-")
+			default:
+				row = append(row, "error", "-")
+				notes = append(notes, r.String())
+			}
+		}
+		for j := 1; j < len(p.Results[i]); j++ {
+			a, b := p.Results[i][0], p.Results[i][j]
+			if a.Status == PerfOK && b.Status == PerfOK {
+				row = append(row, fmtSig(b.US/a.US))
+			} else {
+				row = append(row, "-")
+			}
+		}
+		rows = append(rows, row)
+	}
+	// Geometric means of the ratios over the cases measured on both devices.
+	if len(p.Devices) > 1 {
+		row := []string{"geometric mean"}
+		for range p.Devices {
+			row = append(row, "", "")
+		}
+		for j := 1; j < len(p.Devices); j++ {
+			sum, n := 0.0, 0
+			for i := range p.Cases {
+				a, b := p.Results[i][0], p.Results[i][j]
+				if a.Status == PerfOK && b.Status == PerfOK {
+					sum += math.Log(b.US / a.US)
+					n++
+				}
+			}
+			if n > 0 {
+				row = append(row, fmtSig(math.Exp(sum/float64(n))))
+			} else {
+				row = append(row, "-")
+			}
+		}
+		rows = append(rows, row)
+	}
+	writeMarkdown(w, rows)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "µs: time per op; GB/s: bytes read + written per op ÷ time (1 GB = 1e9 B); TFLOP/s: 2·m·n·k per op ÷ time (MUL_MAT).")
+	if len(p.Devices) > 1 {
+		fmt.Fprintf(w, "%s/X: X's µs ÷ %s's µs, the throughput of %s relative to X (above 1: %s is faster).\n",
+			p.Devices[0], p.Devices[0], p.Devices[0], p.Devices[0])
+	}
+	for _, n := range append(append([]string{}, p.Notes...), notes...) {
+		fmt.Fprintln(w, "note: "+n)
+	}
+}
+
+// Table returns WriteTable's output as a string.
+func (p *PerfReport) Table() string {
+	var b strings.Builder
+	p.WriteTable(&b)
+	return b.String()
+}
+
+// OK reports whether no measurement failed (unsupported cases are not failures).
+func (p *PerfReport) OK() bool {
+	for _, row := range p.Results {
+		for _, r := range row {
+			if r.Status == PerfError {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// writeMarkdown prints rows (the first is the header) as a Markdown table with padded
+// columns: the first column left-aligned, the others right-aligned.
+func writeMarkdown(w io.Writer, rows [][]string) {
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	pad := func(s string, n int, left bool) string {
+		sp := strings.Repeat(" ", n-len([]rune(s)))
+		if left {
+			return s + sp
+		}
+		return sp + s
+	}
+	line := func(r []string) {
+		var b strings.Builder
+		b.WriteString("|")
+		for i := range width {
+			c := ""
+			if i < len(r) {
+				c = r[i]
+			}
+			b.WriteString(" " + pad(c, width[i], i == 0) + " |")
+		}
+		fmt.Fprintln(w, b.String())
+	}
+	line(rows[0])
+	var sep strings.Builder
+	sep.WriteString("|")
+	for i, n := range width {
+		if i == 0 {
+			sep.WriteString(" " + strings.Repeat("-", n) + " |")
+		} else {
+			sep.WriteString(" " + strings.Repeat("-", n-1) + ": |")
+		}
+	}
+	fmt.Fprintln(w, sep.String())
+	for _, r := range rows[1:] {
+		line(r)
+	}
+}
