@@ -19,8 +19,24 @@ const (
 	DevTypeIGPU = 2
 )
 
-// EnvMemory overrides the memory a device reports, in MiB.
-const EnvMemory = "GGML_WGPU_MEMORY_MB"
+// Environment variables of the device.
+const (
+	// EnvMemory overrides the memory a device reports, in MiB.
+	EnvMemory = "GGML_WGPU_MEMORY_MB"
+	// EnvMatVecRows and EnvMatVecWG override the vectorised mat-vec kernel's rows per
+	// workgroup and workgroup size (for tuning).
+	EnvMatVecRows = "GGML_WGPU_MATVEC_ROWS"
+	EnvMatVecWG   = "GGML_WGPU_MATVEC_WG"
+)
+
+// envInt reads a positive integer variable (0 when unset or invalid).
+func envInt(name string) int {
+	v, err := strconv.Atoi(os.Getenv(name))
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
 
 // paramSlots is the number of slots in each device's parameter arena.
 const paramSlots = 4096
@@ -110,7 +126,8 @@ func (d *Device) Limits() ops.Limits {
 	if err != nil {
 		return ops.Limits{}
 	}
-	return ops.Limits{MaxBinding: g.Limits.MaxStorageBufferBindingSize, MaxGroupsPerDim: g.Limits.MaxComputeWorkgroupsPerDim}
+	return ops.Limits{MaxBinding: g.Limits.MaxStorageBufferBindingSize, MaxGroupsPerDim: g.Limits.MaxComputeWorkgroupsPerDim,
+		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG)}
 }
 
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.

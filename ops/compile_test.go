@@ -88,6 +88,15 @@ func TestKernelsCompile(t *testing.T) {
 	require.NoError(t, err)
 	_, ok = LowerNormMul(norm, node(OpAdd, f32(7, 2), nil, norm, f32(7)), l)
 	require.False(t, ok, "only MUL fuses")
+	for _, shape := range [][2]int{{1, 64}, {2, 64}, {4, 64}, {4, 128}, {2, 256}} {
+		lt := *l
+		lt.MatVecRows, lt.MatVecWG = shape[0], shape[1]
+		ds, err := Lower(node(OpMulMat, f32(9, 3), nil, contiguous(F16, 64, 9), f32(64, 3)), &lt)
+		require.NoError(t, err)
+		require.Equal(t, "mul_mat_vec8", ds[0].Spec.Kernel)
+		_, err = cache.Pipeline(ds[0].Spec)
+		require.NoError(t, err, "mat-vec %v", shape)
+	}
 	for _, n := range variants() {
 		require.True(t, Supports(n, l), "supports %s", describe(n))
 		ds, err := Lower(n, l)

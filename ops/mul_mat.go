@@ -20,8 +20,28 @@ const matVecMaxCols = 4
 // matTile is the dst block (rows and columns) one workgroup of the tiled kernel computes.
 const matTile = 64
 
-// matVecRows is how many dst rows one workgroup of the vectorised mat-vec kernel computes.
-const matVecRows = 4
+// matVecShape picks the vectorised mat-vec kernel's rows per workgroup and workgroup
+// size: enough workgroups to fill a large GPU (a few thousand), and more invocations per
+// row when rows are long. Limits can override either.
+func matVecShape(rows, k uint32, l *Limits) (perGroup, wg int) {
+	perGroup, wg = 4, 64
+	switch {
+	case rows < 4096:
+		perGroup = 1
+	case rows < 16384:
+		perGroup = 2
+	}
+	if k >= 8192 {
+		wg = 128
+	}
+	if l.MatVecRows > 0 {
+		perGroup = l.MatVecRows
+	}
+	if l.MatVecWG > 0 {
+		wg = l.MatVecWG
+	}
+	return perGroup, wg
+}
 
 // vectorRows reports whether a mat-vec operand can be read eight elements at a time:
 // contiguous rows whose length, strides and start are whole 8-element (F16) or
@@ -74,14 +94,15 @@ func lowerMulMat(t *Tensor, l *Limits) ([]Dispatch, error) {
 	tensors := []*Tensor{a, b, t}
 	if p.N <= matVecMaxCols && vectorRows(a) && vectorRows(b) {
 		operands[0].Vec, operands[1].Vec = true, true
-		defs := map[string]string{"ROWS": fmt.Sprint(matVecRows), "NCOLS": fmt.Sprint(p.N),
-			"ACC": fmt.Sprint(matVecRows * p.N), "RED": fmt.Sprint(matVecRows * p.N * wgRow)}
-		s := spec("mul_mat_vec8", wgRow, p, defs, operands...)
-		blocks := (uint64(p.M) + matVecRows - 1) / matVecRows
+		rows, wg := matVecShape(p.M*batches, p.K, l)
+		defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N),
+			"ACC": fmt.Sprint(rows * int(p.N)), "RED": fmt.Sprint(rows * int(p.N) * wg)}
+		s := spec("mul_mat_vec8", wg, p, defs, operands...)
+		blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks*uint64(batches), l)}}, nil
 	}
 	if p.N <= matVecMaxCols {
-		s := spec("mul_mat_vec", wgRow, p, nil, operands...)
+		s := spec("mul_mat_vec", wgMatVec, p, nil, operands...)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.M)*uint64(p.N)*uint64(batches), l)}}, nil
 	}
 	defs := map[string]string{"VEC": "0"}

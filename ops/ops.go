@@ -19,10 +19,13 @@ type Dispatch struct {
 	Grid    [3]uint32
 }
 
-// Limits are the device limits lowering must respect.
+// Limits are the device limits lowering must respect, and tuning choices.
 type Limits struct {
 	MaxBinding      uint64 // maxStorageBufferBindingSize
 	MaxGroupsPerDim uint32
+	// MatVecRows and MatVecWG override the vectorised mat-vec kernel's rows per workgroup
+	// and workgroup size (0: chosen from the shape).
+	MatVecRows, MatVecWG int
 }
 
 // family is what each op file provides.
@@ -155,10 +158,12 @@ func dims(t *Tensor) [4]uint32 {
 	return [4]uint32{uint32(t.Ne[0]), uint32(t.Ne[1]), uint32(t.Ne[2]), uint32(t.Ne[3])}
 }
 
-// Workgroup sizes.
+// Workgroup sizes: element-wise kernels, row reductions (norms, softmax) and the
+// element-wise mat-vec.
 const (
 	wgElementwise = 256
-	wgRow         = 64
+	wgRow         = 256
+	wgMatVec      = 64
 )
 
 // grid1D spreads n workgroups over x and y so that no dimension exceeds max.
