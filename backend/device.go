@@ -127,7 +127,8 @@ func (d *Device) Limits() ops.Limits {
 		return ops.Limits{}
 	}
 	return ops.Limits{MaxBinding: g.Limits.MaxStorageBufferBindingSize, MaxGroupsPerDim: g.Limits.MaxComputeWorkgroupsPerDim,
-		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG)}
+		MaxGroupSize: int(g.Limits.MaxComputeInvocationsPerGroup),
+		MatVecRows:   envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG)}
 }
 
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.

@@ -88,6 +88,23 @@ func TestKernelsCompile(t *testing.T) {
 	require.NoError(t, err)
 	_, ok = LowerNormMul(norm, node(OpAdd, f32(7, 2), nil, norm, f32(7)), l)
 	require.False(t, ok, "only MUL fuses")
+	for _, n := range []int64{7, 300, 4096} {
+		lt := *l
+		lt.MaxGroupSize = 1024
+		for _, nd := range []*Tensor{
+			node(OpRMSNorm, f32(n, 2), []int32{int32(f32bits(1e-5))}, f32(n, 2)),
+			node(OpSoftMax, f32(n, 2), []int32{int32(f32bits(1))}, f32(n, 2), f32(n, 2)),
+		} {
+			ds, err := Lower(nd, &lt)
+			require.NoError(t, err)
+			require.Equal(t, rowGroup(n, &lt), ds[0].Spec.Workgroup)
+			_, err = cache.Pipeline(ds[0].Spec)
+			require.NoError(t, err, "row kernel with %d invocations", ds[0].Spec.Workgroup)
+		}
+	}
+	require.Equal(t, 1024, rowGroup(4096, &Limits{MaxGroupSize: 1024}))
+	require.Equal(t, 256, rowGroup(4096, &Limits{MaxGroupSize: 256}), "the device's limit bounds the workgroup")
+	require.Equal(t, 64, rowGroup(7, &Limits{MaxGroupSize: 1024}))
 	for _, shape := range [][2]int{{1, 64}, {2, 64}, {4, 64}, {4, 128}, {2, 256}} {
 		lt := *l
 		lt.MatVecRows, lt.MatVecWG = shape[0], shape[1]

@@ -58,7 +58,7 @@ func normDispatch(norm, w, dst *Tensor, l *Limits) []Dispatch {
 	}
 	operands = append(operands, out("dst", dst))
 	tensors = append(tensors, dst)
-	s := spec("norm", wgRow, p, defs, operands...)
+	s := spec("norm", rowGroup(dst.Ne[0], l), p, defs, operands...)
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(rows, l)}}
 }
 

@@ -23,6 +23,7 @@ type Dispatch struct {
 type Limits struct {
 	MaxBinding      uint64 // maxStorageBufferBindingSize
 	MaxGroupsPerDim uint32
+	MaxGroupSize    int // maxComputeInvocationsPerWorkgroup (0: assume 256)
 	// MatVecRows and MatVecWG override the vectorised mat-vec kernel's rows per workgroup
 	// and workgroup size (0: chosen from the shape).
 	MatVecRows, MatVecWG int
@@ -158,13 +159,26 @@ func dims(t *Tensor) [4]uint32 {
 	return [4]uint32{uint32(t.Ne[0]), uint32(t.Ne[1]), uint32(t.Ne[2]), uint32(t.Ne[3])}
 }
 
-// Workgroup sizes: element-wise kernels, row reductions (norms, softmax) and the
-// element-wise mat-vec.
+// Workgroup sizes: element-wise kernels and the element-wise mat-vec.
 const (
 	wgElementwise = 256
-	wgRow         = 256
 	wgMatVec      = 64
 )
+
+// rowGroup is the workgroup size of a kernel that reduces rows of n elements with one
+// workgroup per row (norms, softmax): about four elements per invocation, so a single row
+// (decode) is not a long serial loop, between 64 and the device's largest workgroup.
+func rowGroup(n int64, l *Limits) int {
+	limit := l.MaxGroupSize
+	if limit <= 0 {
+		limit = 256
+	}
+	wg := 64
+	for wg < 1024 && wg*2 <= limit && int64(wg)*4 < n {
+		wg *= 2
+	}
+	return wg
+}
 
 // grid1D spreads n workgroups over x and y so that no dimension exceeds max.
 func grid1D(n uint64, l *Limits) [3]uint32 {

@@ -74,6 +74,6 @@ func lowerSoftMax(t *Tensor, l *Limits) ([]Dispatch, error) {
 		ops = append(ops, in("mask", m))
 	}
 	ops = append(ops, out("dst", t))
-	s := spec("soft_max", wgRow, p, defs, ops...)
+	s := spec("soft_max", rowGroup(t.Ne[0], l), p, defs, ops...)
 	return []Dispatch{{Spec: s, Tensors: operands, Params: p, Grid: grid1D(rows, l)}}, nil
 }
