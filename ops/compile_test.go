@@ -88,6 +88,17 @@ func TestKernelsCompile(t *testing.T) {
 	require.NoError(t, err)
 	_, ok = LowerNormMul(norm, node(OpAdd, f32(7, 2), nil, norm, f32(7)), l)
 	require.False(t, ok, "only MUL fuses")
+	x := f32(64, 2)
+	up := node(OpMulMat, f32(9, 2), nil, contiguous(F16, 64, 9), x)
+	gate := node(OpMulMat, f32(9, 2), nil, contiguous(F16, 64, 9), x)
+	glu := node(OpGLU, f32(9, 2), []int32{GLUSwiGLU}, gate, up)
+	fusedGLU, ok := LowerMatVecGLU(up, gate, glu, l)
+	require.True(t, ok)
+	require.Len(t, fusedGLU[0].Tensors, 4)
+	_, err = cache.Pipeline(fusedGLU[0].Spec)
+	require.NoError(t, err)
+	_, ok = LowerMatVecGLU(up, gate, node(OpGLU, f32(9, 2), []int32{GLUSwiGLU}, gate, f32(9, 2)), l)
+	require.False(t, ok, "the GLU must read both products")
 	for _, n := range []int64{7, 300, 4096} {
 		lt := *l
 		lt.MaxGroupSize = 1024

@@ -79,27 +79,26 @@ func supportsMulMat(t *Tensor, _ *Limits) bool {
 	return elementAligned(a) && elementAligned(b) && elementAligned(t) && t.Ne[2]*t.Ne[3] <= 65535
 }
 
-func lowerMulMat(t *Tensor, l *Limits) ([]Dispatch, error) {
+func mulMatParamsOf(t *Tensor) mulMatParams {
 	a, b := t.Src[0], t.Src[1]
 	as, bs, ds := strides(a), strides(b), strides(t)
-	batches := uint32(t.Ne[2] * t.Ne[3])
-	p := mulMatParams{
-		M: uint32(t.Ne[0]), N: uint32(t.Ne[1]), K: uint32(a.Ne[0]), Batches: batches,
+	return mulMatParams{
+		M: uint32(t.Ne[0]), N: uint32(t.Ne[1]), K: uint32(a.Ne[0]), Batches: uint32(t.Ne[2] * t.Ne[3]),
 		Ne2: uint32(t.Ne[2]), R2: uint32(b.Ne[2] / a.Ne[2]), R3: uint32(b.Ne[3] / a.Ne[3]),
 		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
 		B0: bs[0], B1: bs[1], B2: bs[2], B3: bs[3],
 		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
 	}
+}
+
+func lowerMulMat(t *Tensor, l *Limits) ([]Dispatch, error) {
+	a, b := t.Src[0], t.Src[1]
+	p := mulMatParamsOf(t)
+	batches := p.Batches
 	operands := []wgslOperand{in("src0", a), in("src1", b), out("dst", t)}
 	tensors := []*Tensor{a, b, t}
 	if p.N <= matVecMaxCols && vectorRows(a) && vectorRows(b) {
-		operands[0].Vec, operands[1].Vec = true, true
-		rows, wg := matVecShape(p.M*batches, p.K, l)
-		defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N),
-			"ACC": fmt.Sprint(rows * int(p.N)), "RED": fmt.Sprint(rows * int(p.N) * wg)}
-		s := spec("mul_mat_vec8", wg, p, defs, operands...)
-		blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows)
-		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks*uint64(batches), l)}}, nil
+		return []Dispatch{matVec8(p, operands, tensors, false, l)}, nil
 	}
 	if p.N <= matVecMaxCols {
 		s := spec("mul_mat_vec", wgMatVec, p, nil, operands...)
@@ -113,4 +112,54 @@ func lowerMulMat(t *Tensor, l *Limits) ([]Dispatch, error) {
 	s := spec("mul_mat", 256, p, defs, operands...)
 	grid := [3]uint32{(p.M + matTile - 1) / matTile, (p.N + matTile - 1) / matTile, batches}
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
+}
+
+// matVec8 is the vectorised mat-vec dispatch; with glu, operands hold src0 (gate), up,
+// src1 and dst, and the kernel stores silu(gate) * up.
+func matVec8(p mulMatParams, operands []wgslOperand, tensors []*Tensor, glu bool, l *Limits) Dispatch {
+	for i := range operands {
+		operands[i].Vec = !operands[i].Written
+	}
+	rows, wg := matVecShape(p.M*p.Batches, p.K, l)
+	outs := rows * int(p.N)
+	acc := outs
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "GLU": "0"}
+	if glu {
+		acc, defs["GLU"] = 2*outs, "1"
+	}
+	defs["ACC"], defs["RED"] = fmt.Sprint(acc), fmt.Sprint(acc*wg)
+	s := spec("mul_mat_vec8", wg, p, defs, operands...)
+	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows)
+	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks*uint64(p.Batches), l)}
+}
+
+// LowerMatVecGLU lowers llama's feed-forward gate: two MUL_MATs of the same src1 (one of
+// them the gate, the other the up projection, in either order) and the split SWIGLU that
+// alone reads both, as one mat-vec dispatch writing only the GLU result. ok is false when
+// the three nodes do not qualify; the caller must also know that nothing else reads the
+// two products.
+func LowerMatVecGLU(m1, m2, glu *Tensor, l *Limits) (ds []Dispatch, ok bool) {
+	if m1.Op != OpMulMat || m2.Op != OpMulMat || glu.Op != OpGLU || glu.Params[0] != GLUSwiGLU || glu.Params[1] != 0 {
+		return nil, false
+	}
+	gate, up := glu.Src[0], glu.Src[1]
+	if !(gate == m1 && up == m2) && !(gate == m2 && up == m1) {
+		return nil, false
+	}
+	if gate.Src[1] != up.Src[1] || gate.Src[0].Type != up.Src[0].Type || gate.Ne != up.Ne ||
+		gate.Src[0].Ne != up.Src[0].Ne || gate.Src[0].Nb != up.Src[0].Nb || glu.Ne != gate.Ne {
+		return nil, false
+	}
+	if !Supports(gate, l) || !Supports(up, l) || !Supports(glu, l) {
+		return nil, false
+	}
+	wg, wu, x := gate.Src[0], up.Src[0], gate.Src[1]
+	p := mulMatParamsOf(gate)
+	if p.N > matVecMaxCols || !vectorRows(wg) || !vectorRows(wu) || !vectorRows(x) {
+		return nil, false
+	}
+	gs := strides(glu)
+	p.D0, p.D1, p.D2, p.D3 = gs[0], gs[1], gs[2], gs[3]
+	operands := []wgslOperand{in("src0", wg), in("up", wu), in("src1", x), out("dst", glu)}
+	return []Dispatch{matVec8(p, operands, []*Tensor{wg, wu, x, glu}, true, l)}, true
 }

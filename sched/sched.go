@@ -59,6 +59,16 @@ func Build(nodes []*ops.Tensor, l *ops.Limits) (*Plan, error) {
 			p.Skipped++
 			continue
 		}
+		if i+2 < len(nodes) && private(n, readers) && private(nodes[i+1], readers) && !Skip(nodes[i+1]) && !Skip(nodes[i+2]) {
+			if ds, ok := ops.LowerMatVecGLU(n, nodes[i+1], nodes[i+2], l); ok {
+				for _, d := range ds {
+					p.Steps = append(p.Steps, Step{Node: nodes[i+2], Dispatch: d})
+				}
+				p.Fused++
+				i += 2
+				continue
+			}
+		}
 		if i+1 < len(nodes) && private(n, readers) && !Skip(nodes[i+1]) {
 			if ds, ok := ops.LowerNormMul(n, nodes[i+1], l); ok {
 				for _, d := range ds {

@@ -111,3 +111,26 @@ func TestFusesNormMulOnlyWhenPrivate(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, p.Fused)
 }
+
+func TestFusesGateUpGLU(t *testing.T) {
+	x := &ops.Tensor{Type: ops.F32, Ne: [4]int64{64, 1, 1, 1}, Nb: [4]uint64{4, 256, 256, 256}}
+	w := func() *ops.Tensor {
+		return &ops.Tensor{Type: ops.F16, Ne: [4]int64{64, 16, 1, 1}, Nb: [4]uint64{2, 128, 2048, 2048}}
+	}
+	up := compute(f32(16), ops.OpMulMat, w(), x)
+	gate := compute(f32(16), ops.OpMulMat, w(), x)
+	glu := compute(f32(16), ops.OpGLU, gate, up)
+	glu.Params[0] = ops.GLUSwiGLU
+	p, err := Build([]*ops.Tensor{up, gate, glu}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 1)
+	require.Equal(t, "mul_mat_vec8", p.Steps[0].Dispatch.Spec.Kernel)
+
+	// The host reading the gate back keeps the three apart.
+	gate.Flags |= ops.FlagOutput
+	p, err = Build([]*ops.Tensor{up, gate, glu}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	require.Len(t, p.Steps, 3)
+}

@@ -3,9 +3,13 @@
 // columns of one batch: adjacent invocations read adjacent 16-byte chunks of a row, each
 // keeps ROWS x NCOLS partial sums, and the workgroup adds them up in shared memory.
 // dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
+// With GLU, a second matrix `up` (same shape and strides) is multiplied by the same src1
+// and the kernel stores silu(src0 . src1) * (up . src1): llama's gate, up and SWIGLU in one.
 const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u;
-var<workgroup> red: array<f32, {{RED}}>;
+const OUTS = {{ROWS}}u * {{NCOLS}}u; // results per workgroup
+var<workgroup> red: array<f32, {{RED}}>; // ACC * WG
+const ACC = {{ACC}}u; // OUTS, twice that with GLU
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -24,24 +28,34 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var x: array<mat2x4<f32>, {{NCOLS}}>;
     for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_get8(v + j * p.B1 + k); }
     for (var r = 0u; r < ROWS; r = r + 1u) {
-      let i = min(i0 + r, p.M - 1u);
-      let w = src0_get8(a + i * p.A1 + k);
+      let row = a + min(i0 + r, p.M - 1u) * p.A1 + k;
+      let w = src0_get8(row);
+#if GLU
+      let u = up_get8(row);
+#endif
       for (var j = 0u; j < NCOLS; j = j + 1u) {
         acc[r * NCOLS + j] = acc[r * NCOLS + j] + dot(w[0], x[j][0]) + dot(w[1], x[j][1]);
+#if GLU
+        acc[OUTS + r * NCOLS + j] = acc[OUTS + r * NCOLS + j] + dot(u[0], x[j][0]) + dot(u[1], x[j][1]);
+#endif
       }
     }
   }
-  for (var o = 0u; o < ROWS * NCOLS; o = o + 1u) { red[o * {{WG}}u + lid] = acc[o]; }
+  for (var o = 0u; o < ACC; o = o + 1u) { red[o * {{WG}}u + lid] = acc[o]; }
   workgroupBarrier();
   for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
     if (lid < s) {
-      for (var o = 0u; o < ROWS * NCOLS; o = o + 1u) { red[o * {{WG}}u + lid] = red[o * {{WG}}u + lid] + red[o * {{WG}}u + lid + s]; }
+      for (var o = 0u; o < ACC; o = o + 1u) { red[o * {{WG}}u + lid] = red[o * {{WG}}u + lid] + red[o * {{WG}}u + lid + s]; }
     }
     workgroupBarrier();
   }
-  if (lid < ROWS * NCOLS) {
+  if (lid < OUTS) {
     let i = i0 + lid / NCOLS;
     let j = lid % NCOLS;
-    if (i < p.M) { dst_set(i * p.D0 + j * p.D1 + b2 * p.D2 + b3 * p.D3, red[lid * {{WG}}u]); }
+    var y = red[lid * {{WG}}u];
+#if GLU
+    y = silu(y) * red[(OUTS + lid) * {{WG}}u];
+#endif
+    if (i < p.M) { dst_set(i * p.D0 + j * p.D1 + b2 * p.D2 + b3 * p.D3, y); }
   }
 }
