@@ -154,6 +154,10 @@ func LowerMatVecGLU(m1, m2, glu *Tensor, l *Limits) (ds []Dispatch, ok bool) {
 		return nil, false
 	}
 	wg, wu, x := gate.Src[0], up.Src[0], gate.Src[1]
+	// Every workgroup reads all of x: the result must not touch it (or the weights).
+	if overlaps(glu, x) || overlaps(glu, wg) || overlaps(glu, wu) {
+		return nil, false
+	}
 	p := mulMatParamsOf(gate)
 	if p.N > matVecMaxCols || !vectorRows(wg) || !vectorRows(wu) || !vectorRows(x) {
 		return nil, false

@@ -72,5 +72,12 @@ func LowerNormMul(norm, mul *Tensor, l *Limits) (ds []Dispatch, ok bool) {
 	if !Supports(norm, l) || !Supports(mul, l) {
 		return nil, false
 	}
+	// Each element is read and written by the same invocation, so the result may replace
+	// an input exactly, but not overlap it any other way.
+	for _, r := range []*Tensor{norm.Src[0], mul.Src[1]} {
+		if overlaps(mul, r) && !sameLayout(mul, r) {
+			return nil, false
+		}
+	}
 	return normDispatch(norm, mul.Src[1], mul, l), true
 }

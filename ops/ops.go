@@ -217,6 +217,21 @@ func out(name string, t *Tensor) wgsl.Operand {
 	return wgsl.Operand{Name: name, Type: mustFormat(t), Written: true}
 }
 
+// overlaps reports whether two tensors' bytes intersect. A fused kernel writes a result
+// that ggml allocated after the fused pattern's first node ran, possibly over memory of
+// that node's inputs; such a kernel must check its reads against its write.
+func overlaps(a, b *Tensor) bool {
+	if a.Loc.Buffer == 0 || a.Loc.Buffer != b.Loc.Buffer {
+		return false
+	}
+	return a.Loc.Addr < b.Loc.Addr+b.Extent() && b.Loc.Addr < a.Loc.Addr+a.Extent()
+}
+
+// sameLayout reports whether a and b are the same elements of the same memory.
+func sameLayout(a, b *Tensor) bool {
+	return a.Loc == b.Loc && a.Type == b.Type && a.Ne == b.Ne && a.Nb == b.Nb
+}
+
 func f32frombits(b uint32) float32 { return math.Float32frombits(b) }
 
 func f32bits(f float32) uint32 { return math.Float32bits(f) }

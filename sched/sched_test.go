@@ -127,10 +127,38 @@ func TestFusesGateUpGLU(t *testing.T) {
 	require.Len(t, p.Steps, 1)
 	require.Equal(t, "mul_mat_vec8", p.Steps[0].Dispatch.Spec.Kernel)
 
+	// A result over x (which every workgroup reads) keeps them apart too.
+	x.Loc = ops.Loc{Buffer: 1, Addr: 1 << 40}
+	glu.Loc = ops.Loc{Buffer: 1, Addr: 1<<40 + 64}
+	p, err = Build([]*ops.Tensor{up, gate, glu}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	glu.Loc = ops.Loc{Buffer: 1, Addr: 1<<40 + 4096}
+	p, err = Build([]*ops.Tensor{up, gate, glu}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+
 	// The host reading the gate back keeps the three apart.
 	gate.Flags |= ops.FlagOutput
 	p, err = Build([]*ops.Tensor{up, gate, glu}, limits)
 	require.NoError(t, err)
 	require.Zero(t, p.Fused)
 	require.Len(t, p.Steps, 3)
+}
+
+func TestNoFusionOverAnInputItMayClobber(t *testing.T) {
+	at := func(t *ops.Tensor, addr uint64) *ops.Tensor { t.Loc = ops.Loc{Buffer: 1, Addr: 1<<40 + addr}; return t }
+	x, w := at(f32(8), 0), at(f32(8), 4096)
+	norm := at(compute(f32(8), ops.OpRMSNorm, x), 8192)
+	// The MUL's result starts 8 bytes into x: a fused kernel would overwrite elements of
+	// x that other invocations still read.
+	mul := at(compute(f32(8), ops.OpMul, norm, w), 8)
+	p, err := Build([]*ops.Tensor{norm, mul}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	// Exactly in place of x is safe: each element is read before it is written.
+	mul = at(compute(f32(8), ops.OpMul, norm, w), 0)
+	p, err = Build([]*ops.Tensor{norm, mul}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
 }
