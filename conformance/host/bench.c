@@ -89,8 +89,8 @@ int main(int argc, char **argv) {
         if (!model) { fprintf(stderr, "bench: cannot load %s on %s\n", model_path, devices[d]); failed = 1; continue; }
         struct llama_context_params cp = llama_context_default_params();
         cp.n_ctx = n_pp + n_tg + 16;
-        cp.n_batch = n_pp;
-        cp.n_ubatch = n_pp;
+        cp.n_batch = n_pp > 0 ? n_pp : 512;
+        cp.n_ubatch = cp.n_batch;
         cp.no_perf = 1;
         struct llama_context *ctx = llama_init_from_model(model, cp);
         if (!ctx) { fprintf(stderr, "bench: no context on %s\n", devices[d]); failed = 1; llama_model_free(model); continue; }
