@@ -167,3 +167,42 @@ func LowerMatVecGLU(m1, m2, glu *Tensor, l *Limits) (ds []Dispatch, ok bool) {
 	operands := []wgslOperand{in("src0", wg), in("up", wu), in("src1", x), out("dst", glu)}
 	return []Dispatch{matVec8(p, operands, []*Tensor{wg, wu, x, glu}, true, l)}, true
 }
+
+// LowerMulMatPermuteCont lowers mm -> PERMUTE(mm) -> CONT (llama's kqv -> kqv_merged ->
+// kqv_out) as the matmul storing each result straight at its place in the CONT's
+// contiguous result. ok is false when the nodes do not qualify; the caller must also know
+// that nothing else reads mm or the permutation.
+func LowerMulMatPermuteCont(mm, perm, cont *Tensor, l *Limits) (ds []Dispatch, ok bool) {
+	if mm.Op != OpMulMat || perm.Op != OpPermute || perm.Src[0] != mm || cont.Op != OpCont || cont.Src[0] != perm {
+		return nil, false
+	}
+	if cont.Type != F32 || !cont.Contiguous() || cont.Elems() != mm.Elems() || !Supports(mm, l) || !Supports(cont, l) {
+		return nil, false
+	}
+	if overlaps(cont, mm.Src[0]) || overlaps(cont, mm.Src[1]) {
+		return nil, false
+	}
+	// Element strides of the row-major order of the permuted shape, which is the CONT's.
+	var lin [4]uint64
+	lin[0] = 1
+	for d := 1; d < 4; d++ {
+		lin[d] = lin[d-1] * uint64(perm.Ne[d-1])
+	}
+	var dst [4]uint32
+	for k := 0; k < 4; k++ {
+		axis := perm.Params[k]
+		if axis < 0 || axis > 3 || perm.Ne[axis] != mm.Ne[k] {
+			return nil, false
+		}
+		dst[k] = uint32(lin[axis])
+	}
+	ds, err := lowerMulMat(mm, l)
+	if err != nil || len(ds) != 1 {
+		return nil, false
+	}
+	p := ds[0].Params.(mulMatParams)
+	p.D0, p.D1, p.D2, p.D3 = dst[0], dst[1], dst[2], dst[3]
+	ds[0].Params = p
+	ds[0].Tensors[len(ds[0].Tensors)-1] = cont
+	return ds, true
+}

@@ -59,6 +59,17 @@ func Build(nodes []*ops.Tensor, l *ops.Limits) (*Plan, error) {
 			p.Skipped++
 			continue
 		}
+		if i+2 < len(nodes) && private(n, readers) && private(nodes[i+1], readers) && nodes[i+1].Op == ops.OpPermute && !Skip(nodes[i+2]) {
+			if ds, ok := ops.LowerMulMatPermuteCont(n, nodes[i+1], nodes[i+2], l); ok {
+				for _, d := range ds {
+					p.Steps = append(p.Steps, Step{Node: nodes[i+2], Dispatch: d})
+				}
+				p.Fused++
+				p.Skipped++
+				i += 2
+				continue
+			}
+		}
 		if i+2 < len(nodes) && private(n, readers) && private(nodes[i+1], readers) && !Skip(nodes[i+1]) && !Skip(nodes[i+2]) {
 			if ds, ok := ops.LowerMatVecGLU(n, nodes[i+1], nodes[i+2], l); ok {
 				for _, d := range ds {

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/ggml-wgpu/ggml-wgpu/ops"
@@ -161,4 +162,22 @@ func TestNoFusionOverAnInputItMayClobber(t *testing.T) {
 	p, err = Build([]*ops.Tensor{norm, mul}, limits)
 	require.NoError(t, err)
 	require.Equal(t, 1, p.Fused)
+}
+
+func TestFusesMulMatPermuteCont(t *testing.T) {
+	// kqv [hd=8, n_q=3, n_head=2] -> permute(0, 2, 1, 3) -> cont [8, 2, 3]
+	v := &ops.Tensor{Type: ops.F32, Ne: [4]int64{16, 8, 2, 1}, Nb: [4]uint64{4, 64, 512, 1024}}
+	kq := &ops.Tensor{Type: ops.F32, Ne: [4]int64{16, 3, 2, 1}, Nb: [4]uint64{4, 64, 192, 384}}
+	kqv := compute(&ops.Tensor{Type: ops.F32, Ne: [4]int64{8, 3, 2, 1}, Nb: [4]uint64{4, 32, 96, 192}}, ops.OpMulMat, v, kq)
+	perm := compute(&ops.Tensor{Type: ops.F32, Ne: [4]int64{8, 2, 3, 1}, Nb: [4]uint64{4, 96, 32, 192}}, ops.OpPermute, kqv)
+	perm.Params = [16]int32{0, 2, 1, 3}
+	cont := compute(&ops.Tensor{Type: ops.F32, Ne: [4]int64{8, 2, 3, 1}, Nb: [4]uint64{4, 32, 64, 192}}, ops.OpCont, perm)
+	p, err := Build([]*ops.Tensor{kqv, perm, cont}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 1)
+	d := p.Steps[0].Dispatch
+	require.Same(t, cont, d.Tensors[len(d.Tensors)-1])
+	// kqv element (i0, i1, i2) lands at cont element (i0, i2, i1): strides 1, 16, 8.
+	require.Contains(t, fmt.Sprintf("%+v", d.Params), "D0:1 D1:16 D2:8 D3:48")
 }
