@@ -2,6 +2,12 @@
 // parameter arena (one uniform buffer of fixed slots, addressed with dynamic offsets).
 package arena
 
+import "errors"
+
+// ErrFull says that the open batch spans the whole ring or would have to wrap: the caller
+// must submit (Seal) it first and retry.
+var ErrFull = errors.New("arena: the open batch is full")
+
 // Ring hands out runs of contiguous slots from a fixed number of slots, in order,
 // wrapping around. Slots handed out are owned by the batch that is open until Seal marks
 // them with the batch's submission sequence number; a slot is handed out again only after
@@ -11,7 +17,7 @@ type Ring struct {
 	head  int    // next free slot
 	owner []span // sealed runs still possibly in use, oldest first
 	open  span   // the run of the batch being filled
-	wait  func(seq uint64)
+	wait  func(seq uint64) error
 	done  uint64 // highest sequence number known complete
 }
 
@@ -20,8 +26,9 @@ type span struct {
 	seq        uint64
 }
 
-// NewRing returns a ring of n slots; wait(seq) must block until submission seq completed.
-func NewRing(n int, wait func(seq uint64)) *Ring {
+// NewRing returns a ring of n slots; wait(seq) must block until submission seq completed,
+// or fail.
+func NewRing(n int, wait func(seq uint64) error) *Ring {
 	return &Ring{slots: n, wait: wait, open: span{start: 0, end: 0}}
 }
 
@@ -31,25 +38,28 @@ func (r *Ring) Slots() int { return r.slots }
 // Open returns the slots of the open batch, [start, end).
 func (r *Ring) Open() (start, end int) { return r.open.start, r.open.end }
 
-// Alloc takes one slot for the open batch. ok is false when the open batch already spans
-// the whole ring or would have to wrap: the caller must Seal (submit) first and retry.
-func (r *Ring) Alloc() (slot int, ok bool) {
+// Alloc takes one slot for the open batch. It returns ErrFull when the open batch already
+// spans the whole ring or would have to wrap, and the wait function's error when a slot's
+// previous submission could not be waited for.
+func (r *Ring) Alloc() (slot int, err error) {
 	if r.head == r.slots {
 		if r.open.end > r.open.start {
-			return 0, false // the open batch must be submitted before wrapping
+			return 0, ErrFull // the open batch must be submitted before wrapping
 		}
 		r.head = 0
 		r.open = span{start: 0, end: 0}
 	}
-	r.reclaim(r.head)
+	if err := r.reclaim(r.head); err != nil {
+		return 0, err
+	}
 	slot = r.head
 	r.head++
 	r.open.end = r.head
-	return slot, true
+	return slot, nil
 }
 
 // reclaim waits until no sealed run still in flight covers slot.
-func (r *Ring) reclaim(slot int) {
+func (r *Ring) reclaim(slot int) error {
 	for len(r.owner) > 0 {
 		o := r.owner[0]
 		if o.seq <= r.done {
@@ -57,13 +67,16 @@ func (r *Ring) reclaim(slot int) {
 			continue
 		}
 		if slot >= o.start && slot < o.end {
-			r.wait(o.seq)
+			if err := r.wait(o.seq); err != nil {
+				return err
+			}
 			r.done = max(r.done, o.seq)
 			r.owner = r.owner[1:]
 			continue
 		}
-		return
+		return nil
 	}
+	return nil
 }
 
 // Seal marks the open batch's slots as read by submission seq and starts a new batch.

@@ -8,20 +8,20 @@ import (
 
 func TestRingReusesSlotsOnlyAfterCompletion(t *testing.T) {
 	var waited []uint64
-	r := NewRing(4, func(seq uint64) { waited = append(waited, seq) })
+	r := NewRing(4, func(seq uint64) error { waited = append(waited, seq); return nil })
 	for i := 0; i < 3; i++ {
-		s, ok := r.Alloc()
-		require.True(t, ok)
+		s, err := r.Alloc()
+		require.NoError(t, err)
 		require.Equal(t, i, s)
 	}
 	r.Seal(1)
-	s, ok := r.Alloc()
-	require.True(t, ok)
+	s, err := r.Alloc()
+	require.NoError(t, err)
 	require.Equal(t, 3, s)
 	r.Seal(2)
 	// Wrapping reaches slot 0, owned by submission 1: the ring must wait for it.
-	s, ok = r.Alloc()
-	require.True(t, ok)
+	s, err = r.Alloc()
+	require.NoError(t, err)
 	require.Equal(t, 0, s)
 	require.Equal(t, []uint64{1}, waited)
 	// Slots 1 and 2 also belonged to submission 1, already waited for.
@@ -30,22 +30,22 @@ func TestRingReusesSlotsOnlyAfterCompletion(t *testing.T) {
 	require.Equal(t, []uint64{1}, waited)
 	// Slot 3 belongs to submission 2 unless it was reported complete.
 	r.Completed(2)
-	s, ok = r.Alloc()
-	require.True(t, ok)
+	s, err = r.Alloc()
+	require.NoError(t, err)
 	require.Equal(t, 3, s)
 	require.Equal(t, []uint64{1}, waited)
 }
 
 func TestRingOpenBatchCannotWrap(t *testing.T) {
-	r := NewRing(2, func(uint64) { t.Fatal("no submission to wait for") })
+	r := NewRing(2, func(uint64) error { t.Fatal("no submission to wait for"); return nil })
 	r.Alloc()
 	r.Alloc()
-	_, ok := r.Alloc()
-	require.False(t, ok, "a batch larger than the ring must be split by the caller")
+	_, err := r.Alloc()
+	require.ErrorIs(t, err, ErrFull, "a batch larger than the ring must be split by the caller")
 	r.Seal(7)
 	r.Completed(7)
-	s, ok := r.Alloc()
-	require.True(t, ok)
+	s, err := r.Alloc()
+	require.NoError(t, err)
 	require.Equal(t, 0, s)
 	start, end := r.Open()
 	require.Equal(t, 0, start)

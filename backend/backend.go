@@ -2,15 +2,13 @@ package backend
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"strconv"
 	"time"
 
-	"github.com/ggml-wgpu/ggml-wgpu/backend/webgpu"
-	"github.com/ggml-wgpu/ggml-wgpu/ops"
+	"github.com/ggml-wgpu/ggml-wgpu/exec"
 	"github.com/ggml-wgpu/ggml-wgpu/sched"
-	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // Environment variables of the execution path.
@@ -37,7 +35,7 @@ type Backend struct {
 	plans   []*compiled // most recently used first
 	profile int
 	stats   Stats
-	timer   *kernelTimer
+	timer   *kernelTimer // nil unless EnvProfile >= 2
 }
 
 // Stats counts a backend's work.
@@ -57,7 +55,7 @@ func NewBackend(d *Device) (*Backend, error) {
 		b.batch = v
 	}
 	if b.profile >= 2 {
-		t, err := newKernelTimer(d)
+		t, err := d.newKernelTimer()
 		if err != nil {
 			logf(LogWarn, "%s: no kernel timing: %v", d.Name, err)
 		}
@@ -72,26 +70,17 @@ func NewBackend(d *Device) (*Backend, error) {
 // lowering and resolution.
 type compiled struct {
 	snapshot []byte
-	plan     *sched.Plan
-	steps    []prepared
+	steps    []exec.Step
 	labels   []string // per step, for kernel timing: node name (without its layer) and kernel
-}
-
-// prepared is one dispatch resolved against this device's buffers.
-type prepared struct {
-	pipe   *webgpu.Pipeline
-	key    groupKey
-	binds  []webgpu.Binding
-	params []byte // the slot's contents
-	grid   [3]uint32
 }
 
 // Compute submits the graph's work without waiting for the GPU. snapshot identifies the
 // graph exactly (the raw bytes of its tensors); nodes converts it when it is not cached.
 // It fails before submitting anything when a node is unsupported or not in this device's
 // buffers.
-func (b *Backend) Compute(snapshot []byte, nodes func() []*ops.Tensor) error {
+func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error {
 	start := time.Now()
+	defer func() { b.stats.Encode += time.Since(start) }()
 	d := b.Dev
 	c := b.lookup(snapshot)
 	if c == nil {
@@ -100,33 +89,19 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*ops.Tensor) error {
 		if err != nil {
 			return err
 		}
-		d.mu.Lock()
-		steps, err := d.prepare(plan)
-		d.mu.Unlock()
+		plan.Cut(b.batch)
+		steps, err := d.compile(plan)
 		if err != nil {
 			return err
 		}
-		c = &compiled{snapshot: append([]byte(nil), snapshot...), plan: plan, steps: steps}
-		if b.timer != nil {
-			c.labels = stepLabels(plan)
-		}
+		c = &compiled{snapshot: append([]byte(nil), snapshot...), steps: steps, labels: stepLabels(plan)}
 		b.remember(c)
 	} else {
 		b.stats.Reused++
 	}
-	d.mu.Lock()
-	ln := &launcher{d: d, steps: c.steps, timer: b.timer}
-	err := c.plan.Run(ln, b.batch)
-	if err != nil {
-		ln.abandon()
-	} else if b.timer != nil {
-		err = b.timer.collect(c.labels[:min(len(c.labels), b.timer.capacity())])
-	}
-	d.mu.Unlock()
 	b.stats.Graphs++
 	b.stats.Dispatches += len(c.steps)
-	b.stats.Encode += time.Since(start)
-	return err
+	return d.run(c, b.timer)
 }
 
 func (b *Backend) lookup(snapshot []byte) *compiled {
@@ -149,18 +124,23 @@ func (b *Backend) remember(c *compiled) {
 }
 
 // Synchronize waits until all work submitted to the device has completed.
-func (b *Backend) Synchronize() {
+func (b *Backend) Synchronize() error {
 	start := time.Now()
-	b.Dev.Synchronize()
-	b.stats.Wait += time.Since(start)
+	defer func() { b.stats.Wait += time.Since(start) }()
+	return b.Dev.Synchronize()
 }
 
 // Stats returns the backend's counters.
 func (b *Backend) Stats() Stats { return b.stats }
 
-// Close logs the profile when EnvProfile asks for it.
+// Close waits for the backend's work and logs the profile when EnvProfile asks for it.
 func (b *Backend) Close() {
-	b.Synchronize()
+	if err := b.Synchronize(); err != nil {
+		logf(LogError, "%s: %v", b.Dev.Name, err)
+	}
+	if b.timer != nil {
+		defer b.Dev.releaseTimer(b.timer)
+	}
 	if b.profile == 0 || b.stats.Graphs == 0 {
 		return
 	}
@@ -169,171 +149,6 @@ func (b *Backend) Close() {
 	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph, wait %v/graph, pipelines %d",
 		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, s.Wait/n, b.Dev.PipelineCount())
 	if b.timer != nil {
-		b.Dev.mu.Lock()
 		logf(LogInfo, "%s GPU time by node and kernel:\n%s", b.Dev.Name, b.timer.report())
-		b.timer.release()
-		b.Dev.mu.Unlock()
 	}
-}
-
-// binding is where one operand lives: a binding range and the operand's first element in it.
-type binding struct {
-	buf       *Buffer
-	off, size uint64
-	elem      uint32
-}
-
-// resolve finds the binding of an operand. Callers hold the device lock.
-func (d *Device) resolve(t *ops.Tensor, f wgsl.Format) (binding, error) {
-	buf, ok := d.buffers[t.Loc.Buffer]
-	if !ok || buf.gpu == nil {
-		return binding{}, fmt.Errorf("tensor %q is not in a %s buffer", t.Name, d.Name)
-	}
-	if t.Loc.Addr < buf.Base() {
-		return binding{}, fmt.Errorf("tensor %q: address below its buffer", t.Name)
-	}
-	off := t.Loc.Addr - buf.Base()
-	ext := t.Extent()
-	if off+ext > buf.Size {
-		return binding{}, fmt.Errorf("tensor %q extends past its buffer", t.Name)
-	}
-	align := uint64(d.gpu.Limits.MinStorageBufferOffsetAlignment)
-	start := off / align * align
-	rem := off - start
-	es := uint64(f.ElemSize())
-	if rem%es != 0 {
-		return binding{}, fmt.Errorf("tensor %q: offset %d is not a whole number of elements", t.Name, off)
-	}
-	size := (rem + ext + 3) &^ 3
-	if size > d.gpu.Limits.MaxStorageBufferBindingSize {
-		return binding{}, fmt.Errorf("tensor %q: %d bytes exceed the binding limit", t.Name, size)
-	}
-	return binding{buf: buf, off: start, size: size, elem: uint32(rem / es)}, nil
-}
-
-// prepare resolves every step of a plan: pipelines compiled, operands bound, parameters
-// encoded. Callers hold the device lock.
-func (d *Device) prepare(plan *sched.Plan) ([]prepared, error) {
-	steps := make([]prepared, len(plan.Steps))
-	for i := range plan.Steps {
-		ds := &plan.Steps[i].Dispatch
-		if len(ds.Tensors) > maxOperands {
-			return nil, fmt.Errorf("%s: dispatch with %d operands", plan.Steps[i].Node.Name, len(ds.Tensors))
-		}
-		pipe, err := d.pipelines.Pipeline(ds.Spec)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", plan.Steps[i].Node.Name, err)
-		}
-		p := prepared{pipe: pipe, key: groupKey{n: len(ds.Tensors)}, grid: ds.Grid,
-			binds: make([]webgpu.Binding, len(ds.Tensors)), params: make([]byte, wgsl.SlotSize)}
-		offsets := make([]uint32, len(ds.Tensors))
-		for j, t := range ds.Tensors {
-			bd, err := d.resolve(t, ds.Spec.Operands[j].Type)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", plan.Steps[i].Node.Name, err)
-			}
-			p.key.refs[j] = groupRef{bd.buf.ID, bd.off, bd.size}
-			p.binds[j] = webgpu.Binding{Buffer: bd.buf.gpu, Offset: bd.off, Size: bd.size}
-			offsets[j] = bd.elem
-		}
-		if err := wgsl.EncodeParams(p.params, ds.Params, offsets); err != nil {
-			return nil, err
-		}
-		steps[i] = p
-	}
-	return steps, nil
-}
-
-// groupKey identifies a bind group: its layout size and the ranges it binds.
-type groupKey struct {
-	n    int
-	refs [maxOperands]groupRef
-}
-
-type groupRef struct{ buf, off, size uint64 }
-
-const maxOperands = 6
-
-func (k groupKey) uses(id uint64) bool {
-	for i := 0; i < k.n; i++ {
-		if k.refs[i].buf == id {
-			return true
-		}
-	}
-	return false
-}
-
-// maxGroups bounds the bind group cache.
-const maxGroups = 8192
-
-// launcher records prepared steps into one open command encoder per submission. Callers
-// hold the device lock.
-type launcher struct {
-	d     *Device
-	steps []prepared
-	enc   *webgpu.Encoder
-	timer *kernelTimer // nil unless dispatches are timed
-}
-
-func (l *launcher) Launch(i int) error {
-	dev, p := l.d, &l.steps[i]
-	for _, r := range p.key.refs[:p.key.n] {
-		if _, live := dev.buffers[r.buf]; !live {
-			return fmt.Errorf("a bound buffer was freed")
-		}
-	}
-	group, ok := dev.groups[p.key]
-	if !ok {
-		if len(dev.groups) >= maxGroups {
-			for k, g := range dev.groups {
-				g.Release()
-				delete(dev.groups, k)
-			}
-		}
-		var err error
-		if group, err = dev.gpu.CreateBindGroup(p.pipe, dev.params.Buf, wgsl.SlotSize, p.binds); err != nil {
-			return err
-		}
-		dev.groups[p.key] = group
-	}
-	slot, data, ok := dev.params.Slot()
-	if !ok {
-		return sched.ErrBatchFull
-	}
-	copy(data, p.params)
-	if l.enc == nil {
-		l.enc = dev.gpu.NewEncoder()
-	}
-	if l.timer != nil && i < l.timer.capacity() {
-		l.enc.DispatchTimed(l.timer.qs, i, p.pipe, group, slot, p.grid[0], p.grid[1], p.grid[2])
-		return nil
-	}
-	l.enc.Dispatch(p.pipe, group, slot, p.grid[0], p.grid[1], p.grid[2])
-	return nil
-}
-
-func (l *launcher) Submit() error {
-	dev := l.d
-	dev.params.Flush()
-	if l.enc == nil {
-		dev.params.Seal(dev.gpu.Submitted())
-		return nil
-	}
-	seq, err := l.enc.Submit()
-	l.enc = nil
-	if err != nil {
-		dev.params.Seal(dev.gpu.Submitted())
-		return err
-	}
-	dev.params.Seal(seq)
-	return nil
-}
-
-// abandon drops a half-recorded submission after an error.
-func (l *launcher) abandon() {
-	if l.enc != nil {
-		l.enc.Discard()
-		l.enc = nil
-	}
-	l.d.params.Seal(l.d.gpu.Submitted())
 }

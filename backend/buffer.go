@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/ggml-wgpu/ggml-wgpu/backend/webgpu"
+	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 )
 
 // addressShift spaces the fake base addresses of buffers: buffer id i owns the address
@@ -19,7 +19,7 @@ type Buffer struct {
 	ID   uint64
 	Size uint64
 	dev  *Device
-	gpu  *webgpu.Buffer
+	gpu  *gpu.Buffer
 }
 
 // Base is the fake address of the buffer's first byte.
@@ -39,7 +39,7 @@ func (d *Device) Alloc(size uint64) (*Buffer, error) {
 	if size >= 1<<addressShift {
 		return nil, fmt.Errorf("%s: buffer of %d bytes is too large", d.Name, size)
 	}
-	gb, err := g.CreateBuffer(max(size, 4), webgpu.UsageStorage)
+	gb, err := g.CreateBuffer(max(size, 4), gpu.UsageStorage)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
 	}
@@ -72,12 +72,7 @@ func (b *Buffer) Free() {
 	if b.gpu == nil {
 		return
 	}
-	for k, g := range d.groups {
-		if k.uses(b.ID) {
-			g.Release()
-			delete(d.groups, k)
-		}
-	}
+	d.exe.Forget(b.gpu)
 	d.allocated -= b.gpu.Size
 	delete(d.buffers, b.ID)
 	liveBuffers.Delete(b.ID)
@@ -120,8 +115,7 @@ func (b *Buffer) writeLocked(offset uint64, data []byte) error {
 	}
 	start, end := words(offset, n)
 	if start == offset && end == offset+n {
-		b.dev.gpu.Write(b.gpu, offset, data)
-		return nil
+		return b.dev.gpu.Write(b.gpu, offset, data)
 	}
 	tmp := make([]byte, end-start)
 	// Only the first and last words hold bytes that must be kept.
@@ -134,8 +128,7 @@ func (b *Buffer) writeLocked(offset uint64, data []byte) error {
 		}
 	}
 	copy(tmp[offset-start:], data)
-	b.dev.gpu.Write(b.gpu, start, tmp)
-	return nil
+	return b.dev.gpu.Write(b.gpu, start, tmp)
 }
 
 // Read copies len(dst) bytes at offset into dst, after all work submitted so far.
@@ -175,8 +168,7 @@ func (b *Buffer) Memset(offset, size uint64, value byte) error {
 	}
 	start, end := words(offset, size)
 	if value == 0 && start == offset && end == offset+size {
-		d.gpu.Clear(b.gpu, offset, size)
-		return nil
+		return d.gpu.Clear(b.gpu, offset, size)
 	}
 	chunk := make([]byte, min(size, memsetChunk))
 	for i := range chunk {
@@ -215,7 +207,10 @@ func (b *Buffer) CopyTo(to *Buffer, src, dst, size uint64) (ok bool, err error) 
 		return true, nil
 	}
 	e := d.gpu.NewEncoder()
-	e.Copy(b.gpu, src, to.gpu, dst, size)
+	if err := e.Copy(b.gpu, src, to.gpu, dst, size); err != nil {
+		e.Discard()
+		return false, err
+	}
 	if _, err := e.Submit(); err != nil {
 		return false, err
 	}

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ggml-wgpu/ggml-wgpu/arena"
-	"github.com/ggml-wgpu/ggml-wgpu/backend/webgpu"
+	"github.com/ggml-wgpu/ggml-wgpu/exec"
+	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 	"github.com/ggml-wgpu/ggml-wgpu/ops"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
 
@@ -48,26 +49,23 @@ type Device struct {
 	Name        string // "WGPU0", ...
 	Description string
 	Type        int // DevTypeGPU or DevTypeIGPU
-	adapter     *webgpu.Adapter
+	adapter     *gpu.Adapter
 
 	mu        sync.Mutex
 	openErr   error
-	gpu       *webgpu.Device
-	pipelines *wgsl.Cache
-	params    *arena.Params
+	gpu       *gpu.Device
+	exe       *exec.Executor
 	buffers   map[uint64]*Buffer
 	allocated uint64
-	groups    map[groupKey]*webgpu.BindGroup
 }
 
-func newDevice(index int, a *webgpu.Adapter) *Device {
+func newDevice(index int, a *gpu.Adapter) *Device {
 	d := &Device{
 		Index:   index,
 		Name:    fmt.Sprintf("WGPU%d", index),
 		adapter: a,
 		Type:    DevTypeGPU,
 		buffers: map[uint64]*Buffer{},
-		groups:  map[groupKey]*webgpu.BindGroup{},
 	}
 	info := a.Info
 	desc := strings.TrimSpace(info.Description)
@@ -78,9 +76,9 @@ func newDevice(index int, a *webgpu.Adapter) *Device {
 		desc = "WebGPU adapter"
 	}
 	switch info.Type {
-	case webgpu.IntegratedGPU:
+	case gpu.IntegratedGPU:
 		d.Type = DevTypeIGPU
-	case webgpu.CPU:
+	case gpu.CPU:
 		desc += " (software adapter, WebGPU/Vulkan)"
 	default:
 		desc += " (WebGPU/Vulkan)"
@@ -90,13 +88,13 @@ func newDevice(index int, a *webgpu.Adapter) *Device {
 }
 
 // open opens the logical device once; later calls return the same device or error.
-func (d *Device) open() (*webgpu.Device, error) {
+func (d *Device) open() (*gpu.Device, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.openLocked()
 }
 
-func (d *Device) openLocked() (*webgpu.Device, error) {
+func (d *Device) openLocked() (*gpu.Device, error) {
 	if d.gpu != nil || d.openErr != nil {
 		return d.gpu, d.openErr
 	}
@@ -110,14 +108,25 @@ func (d *Device) openLocked() (*webgpu.Device, error) {
 		logf(LogError, "%s: %v", d.Name, err)
 		return nil, err
 	}
-	p, err := arena.NewParams(g, paramSlots)
+	e, err := exec.New(g, paramSlots, wgsl.SlotSize)
 	if err != nil {
 		g.Close()
 		d.openErr = err
 		return nil, err
 	}
-	d.gpu, d.params, d.pipelines = g, p, wgsl.NewCache(g)
+	d.gpu, d.exe = g, e
 	return g, nil
+}
+
+// usable says why the device cannot take work, if it cannot. Callers hold mu.
+func (d *Device) usable() error {
+	if d.gpu == nil {
+		if d.openErr != nil {
+			return d.openErr
+		}
+		return fmt.Errorf("%s: device not open", d.Name)
+	}
+	return nil
 }
 
 // Limits returns the limits ops must respect; zero limits when the device cannot open.
@@ -159,7 +168,7 @@ func (d *Device) Memory() (free, total uint64) {
 	d.mu.Unlock()
 	if v, err := strconv.ParseUint(os.Getenv(EnvMemory), 10, 64); err == nil && v > 0 {
 		total = v << 20
-	} else if f, t, ok := d.adapter.Memory(); ok && d.adapter.Info.Type != webgpu.CPU {
+	} else if f, t, ok := d.adapter.Memory(); ok && d.adapter.Info.Type != gpu.CPU {
 		return f, t
 	} else {
 		total = systemMemory()
@@ -185,7 +194,7 @@ func systemMemory() uint64 {
 }
 
 // Supports reports whether the device computes node t.
-func (d *Device) Supports(t *ops.Tensor) bool {
+func (d *Device) Supports(t *tensor.Tensor) bool {
 	l := d.Limits()
 	if l.MaxBinding == 0 {
 		return false
@@ -194,20 +203,21 @@ func (d *Device) Supports(t *ops.Tensor) bool {
 }
 
 // Synchronize waits for all submitted work.
-func (d *Device) Synchronize() {
+func (d *Device) Synchronize() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.gpu != nil {
-		d.gpu.WaitIdle()
+	if d.gpu == nil {
+		return nil
 	}
+	return d.gpu.WaitIdle()
 }
 
 // PipelineCount returns how many pipelines the device has compiled.
 func (d *Device) PipelineCount() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.pipelines == nil {
+	if d.exe == nil {
 		return 0
 	}
-	return d.pipelines.Len()
+	return d.exe.Pipelines()
 }

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/ggml-wgpu/ggml-wgpu/backend/webgpu"
+	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 )
 
 // Registry is the "WGPU" backend registry: one Device per selected WebGPU adapter.
 type Registry struct {
 	Devices []*Device
-	inst    *webgpu.Instance
+	inst    *gpu.Instance
 }
 
 var (
@@ -23,14 +23,14 @@ var (
 func Default() *Registry {
 	regOnce.Do(func() {
 		reg = &Registry{}
-		inst, err := webgpu.NewInstance()
+		inst, err := gpu.NewInstance()
 		if err != nil {
 			logf(LogWarn, "no WebGPU instance: %v", err)
 			return
 		}
 		reg.inst = inst
 		adapters := inst.Adapters()
-		infos := make([]webgpu.AdapterInfo, len(adapters))
+		infos := make([]gpu.AdapterInfo, len(adapters))
 		for i, a := range adapters {
 			infos[i] = a.Info
 		}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ggml-wgpu/ggml-wgpu/backend/webgpu"
+	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 )
 
 // Environment variables that choose which adapters become devices.
@@ -20,7 +20,7 @@ const (
 // selectAdapters returns the indices of the adapters to expose, in device order.
 // Default: discrete GPUs, then integrated (and unknown) ones; software adapters only when
 // there is no hardware adapter or EnvSoftware asks for them.
-func selectAdapters(infos []webgpu.AdapterInfo, devices string, software bool) []int {
+func selectAdapters(infos []gpu.AdapterInfo, devices string, software bool) []int {
 	if devices = strings.TrimSpace(devices); devices != "" {
 		var out []int
 		seen := map[int]bool{}
@@ -47,9 +47,9 @@ func selectAdapters(infos []webgpu.AdapterInfo, devices string, software bool) [
 	var discrete, other, soft []int
 	for i, in := range infos {
 		switch in.Type {
-		case webgpu.DiscreteGPU:
+		case gpu.DiscreteGPU:
 			discrete = append(discrete, i)
-		case webgpu.CPU:
+		case gpu.CPU:
 			soft = append(soft, i)
 		default:
 			other = append(other, i)

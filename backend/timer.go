@@ -1,13 +1,12 @@
 package backend
 
 import (
-	"encoding/binary"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
 
-	"github.com/ggml-wgpu/ggml-wgpu/backend/webgpu"
+	"github.com/ggml-wgpu/ggml-wgpu/exec"
 	"github.com/ggml-wgpu/ggml-wgpu/sched"
 )
 
@@ -17,9 +16,7 @@ const timedDispatches = 4096
 // kernelTimer measures every dispatch of a graph with GPU timestamps (GGML_WGPU_PROFILE=2)
 // and sums the times per label.
 type kernelTimer struct {
-	d     *Device
-	qs    *webgpu.QuerySet
-	buf   *webgpu.Buffer
+	t     *exec.Timer
 	total map[string]*timing
 	runs  int
 }
@@ -29,54 +26,42 @@ type timing struct {
 	count int
 }
 
-// newKernelTimer reopens nothing: the device must have been opened with timestamps.
-func newKernelTimer(d *Device) (*kernelTimer, error) {
+// newKernelTimer needs a device opened with timestamps (EnvProfile=2 does that).
+func (d *Device) newKernelTimer() (*kernelTimer, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	g := d.gpu
-	if !g.Timestamps() {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if !d.gpu.Timestamps() {
 		return nil, fmt.Errorf("the adapter has no timestamp queries")
 	}
-	qs, err := g.CreateQuerySet(2 * timedDispatches)
+	t, err := exec.NewTimer(d.gpu, timedDispatches)
 	if err != nil {
 		return nil, err
 	}
-	buf, err := g.CreateBuffer(16*timedDispatches, webgpu.UsageTimestamps)
-	if err != nil {
-		qs.Release()
-		return nil, err
-	}
-	return &kernelTimer{d: d, qs: qs, buf: buf, total: map[string]*timing{}}, nil
+	return &kernelTimer{t: t, total: map[string]*timing{}}, nil
 }
 
-func (k *kernelTimer) capacity() int { return timedDispatches }
+func (d *Device) releaseTimer(k *kernelTimer) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k.t.Release()
+}
 
-// collect resolves the timestamps of the dispatches just submitted and adds them up.
-// Callers hold the device lock.
+// collect adds up the times of the dispatches just run. Callers hold the device lock.
 func (k *kernelTimer) collect(labels []string) error {
-	n := len(labels)
-	if n == 0 {
-		return nil
-	}
-	e := k.d.gpu.NewEncoder()
-	e.Resolve(k.qs, 0, 2*n, k.buf, 0)
-	if _, err := e.Submit(); err != nil {
+	ns, err := k.t.Collect()
+	if err != nil {
 		return err
 	}
-	raw := make([]byte, 16*n)
-	if err := k.d.gpu.Read(k.buf, 0, raw); err != nil {
-		return err
-	}
-	for i, l := range labels {
-		t0, t1 := binary.LittleEndian.Uint64(raw[16*i:]), binary.LittleEndian.Uint64(raw[16*i+8:])
-		tm := k.total[l]
+	for i, v := range ns {
+		tm := k.total[labels[i]]
 		if tm == nil {
 			tm = &timing{}
-			k.total[l] = tm
+			k.total[labels[i]] = tm
 		}
-		if t1 > t0 {
-			tm.ns += t1 - t0
-		}
+		tm.ns += v
 		tm.count++
 	}
 	k.runs++
@@ -103,11 +88,6 @@ func (k *kernelTimer) report() string {
 	}
 	fmt.Fprintf(&b, "%-40s %10s %12.1f\n", "total (dispatches only)", "", float64(all)/1e3/float64(max(k.runs, 1)))
 	return b.String()
-}
-
-func (k *kernelTimer) release() {
-	k.qs.Release()
-	k.buf.Release()
 }
 
 var layerSuffix = regexp.MustCompile(`-\d+$`)

@@ -19,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/ggml-wgpu/ggml-wgpu/backend"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 func main() {}
@@ -429,7 +430,9 @@ func gwBackendFree(b *C.struct_ggml_backend) {
 func gwBackendSynchronize(b *C.struct_ggml_backend) {
 	defer guard("synchronize")
 	if bk := instance(b); bk != nil {
-		bk.Synchronize()
+		if err := bk.Synchronize(); err != nil {
+			logErr("synchronize on %s: %v", bk.Dev.Name, err)
+		}
 	}
 }
 
@@ -446,9 +449,9 @@ func gwBackendGraphCompute(b *C.struct_ggml_backend, g *C.struct_ggml_cgraph) (s
 	for i := range nodes {
 		nodes[i] = C.ggml_graph_node(g, C.int(i))
 	}
-	convert := func() []*backendTensor {
+	convert := func() []*tensor.Tensor {
 		r := newReader()
-		out := make([]*backendTensor, n)
+		out := make([]*tensor.Tensor, n)
 		for i, t := range nodes {
 			out[i] = r.tensor(t)
 		}

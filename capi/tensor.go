@@ -8,29 +8,27 @@ import "C"
 import (
 	"unsafe"
 
-	"github.com/ggml-wgpu/ggml-wgpu/ops"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
-type backendTensor = ops.Tensor
-
-// reader converts ggml_tensor structs into ops.Tensor values, once per pointer.
+// reader converts ggml_tensor structs into tensor.Tensor values, once per pointer.
 type reader struct {
-	seen map[*C.struct_ggml_tensor]*ops.Tensor
+	seen map[*C.struct_ggml_tensor]*tensor.Tensor
 }
 
-func newReader() *reader { return &reader{seen: map[*C.struct_ggml_tensor]*ops.Tensor{}} }
+func newReader() *reader { return &reader{seen: map[*C.struct_ggml_tensor]*tensor.Tensor{}} }
 
-func (r *reader) tensor(t *C.struct_ggml_tensor) *ops.Tensor {
+func (r *reader) tensor(t *C.struct_ggml_tensor) *tensor.Tensor {
 	if t == nil {
 		return nil
 	}
 	if g, ok := r.seen[t]; ok {
 		return g
 	}
-	g := &ops.Tensor{
-		Type:  ops.Type(t._type),
-		Op:    ops.Op(t.op),
-		Flags: int32(t.flags),
+	g := &tensor.Tensor{
+		Type:  tensor.Type(t._type),
+		Op:    tensor.Op(t.op),
+		Flags: tensor.Flag(t.flags),
 		Name:  C.GoString(&t.name[0]),
 	}
 	r.seen[t] = g
@@ -46,7 +44,7 @@ func (r *reader) tensor(t *C.struct_ggml_tensor) *ops.Tensor {
 		buf = t.view_src.buffer
 	}
 	if buf != nil && C.gw_buft_index(buf.buft) >= 0 && buf.context != nil && t.data != nil {
-		g.Loc = ops.Loc{Buffer: uint64(uintptr(buf.context)), Addr: uint64(uintptr(t.data))}
+		g.Loc = tensor.Loc{Buffer: uint64(uintptr(buf.context)), Addr: uint64(uintptr(t.data))}
 	}
 	for i := 0; i < len(g.Src); i++ {
 		g.Src[i] = r.tensor(t.src[i])

@@ -1,5 +1,7 @@
 package ops
 
+import "github.com/ggml-wgpu/ggml-wgpu/tensor"
+
 // ADD, SUB, MUL, DIV: dst = src0 op src1, src1 repeated over src0 (f32).
 
 type binaryParams struct {
@@ -10,7 +12,7 @@ type binaryParams struct {
 	D0, D1, D2, D3     uint32
 }
 
-var binarySymbol = map[Op]string{OpAdd: "+", OpSub: "-", OpMul: "*", OpDiv: "/"}
+var binarySymbol = map[tensor.Op]string{tensor.OpAdd: "+", tensor.OpSub: "-", tensor.OpMul: "*", tensor.OpDiv: "/"}
 
 func init() {
 	describeFamily("ADD, SUB, MUL, DIV", "F32", "src1 repeated over any dimension of src0; any strides; in place")
@@ -19,9 +21,9 @@ func init() {
 	}
 }
 
-func supportsBinary(t *Tensor, _ *Limits) bool {
+func supportsBinary(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || t.Type != F32 || a.Type != F32 || b.Type != F32 || !SameShape(t, a) {
+	if a == nil || b == nil || t.Type != tensor.F32 || a.Type != tensor.F32 || b.Type != tensor.F32 || !tensor.SameShape(t, a) {
 		return false
 	}
 	for i := 0; i < 4; i++ {
@@ -32,7 +34,7 @@ func supportsBinary(t *Tensor, _ *Limits) bool {
 	return elementAligned(a) && elementAligned(b) && elementAligned(t)
 }
 
-func lowerBinary(t *Tensor, l *Limits) ([]Dispatch, error) {
+func lowerBinary(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
 	ne, as, be, bs, ds := dims(t), strides(a), dims(b), strides(b), strides(t)
 	p := binaryParams{
@@ -44,5 +46,5 @@ func lowerBinary(t *Tensor, l *Limits) ([]Dispatch, error) {
 	}
 	s := spec("binary", wgElementwise, p, map[string]string{"OP": binarySymbol[t.Op]},
 		in("src0", a), in("src1", b), out("dst", t))
-	return []Dispatch{{Spec: s, Tensors: []*Tensor{a, b, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
+	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
 }

@@ -1,5 +1,7 @@
 package ops
 
+import "github.com/ggml-wgpu/ggml-wgpu/tensor"
+
 // CPY, CONT, DUP: copy with conversion between F32 and F16, any strides on both sides.
 // CPY writes into src1's memory (dst is a view of it); the two may differ in shape but
 // not in element count.
@@ -14,14 +16,14 @@ type cpyParams struct {
 
 func init() {
 	describeFamily("CPY, CONT, DUP", "F32, F16 to F32, F16", "any strides on both sides, shapes may differ")
-	for _, op := range []Op{OpCpy, OpCont, OpDup} {
+	for _, op := range []tensor.Op{tensor.OpCpy, tensor.OpCont, tensor.OpDup} {
 		register(op, family{supportsCpy, lowerCpy})
 	}
 }
 
-func isFloat(t Type) bool { return t == F32 || t == F16 }
+func isFloat(t tensor.Type) bool { return t == tensor.F32 || t == tensor.F16 }
 
-func supportsCpy(t *Tensor, _ *Limits) bool {
+func supportsCpy(t *tensor.Tensor, _ *Limits) bool {
 	a := t.Src[0]
 	if a == nil || !isFloat(a.Type) || !isFloat(t.Type) || a.Elems() != t.Elems() {
 		return false
@@ -29,7 +31,7 @@ func supportsCpy(t *Tensor, _ *Limits) bool {
 	return elementAligned(a) && elementAligned(t)
 }
 
-func lowerCpy(t *Tensor, l *Limits) ([]Dispatch, error) {
+func lowerCpy(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a := t.Src[0]
 	ae, as, de, ds := dims(a), strides(a), dims(t), strides(t)
 	p := cpyParams{
@@ -38,5 +40,5 @@ func lowerCpy(t *Tensor, l *Limits) ([]Dispatch, error) {
 		De0: de[0], De1: de[1], De2: de[2], D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
 	}
 	s := spec("cpy", wgElementwise, p, nil, in("src0", a), out("dst", t))
-	return []Dispatch{{Spec: s, Tensors: []*Tensor{a, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
+	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
 }

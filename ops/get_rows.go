@@ -1,5 +1,7 @@
 package ops
 
+import "github.com/ggml-wgpu/ggml-wgpu/tensor"
+
 // GET_ROWS: dst[:, i1, i2, i3] = src0[:, rows[i1, i2, i3], i2, i3]; src0 F32 or F16,
 // rows I32, dst F32.
 
@@ -12,12 +14,12 @@ type getRowsParams struct {
 
 func init() {
 	describeFamily("GET_ROWS", "F32, F16 rows; I32 indices", "batched over dims 2, 3; F32 result")
-	register(OpGetRows, family{supportsGetRows, lowerGetRows})
+	register(tensor.OpGetRows, family{supportsGetRows, lowerGetRows})
 }
 
-func supportsGetRows(t *Tensor, _ *Limits) bool {
+func supportsGetRows(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || !isFloat(a.Type) || b.Type != I32 || t.Type != F32 {
+	if a == nil || b == nil || !isFloat(a.Type) || b.Type != tensor.I32 || t.Type != tensor.F32 {
 		return false
 	}
 	if t.Ne[0] != a.Ne[0] || t.Ne[1] != b.Ne[0] || t.Ne[2] != b.Ne[1] || t.Ne[3] != b.Ne[2] {
@@ -26,7 +28,7 @@ func supportsGetRows(t *Tensor, _ *Limits) bool {
 	return elementAligned(a) && elementAligned(b) && elementAligned(t)
 }
 
-func lowerGetRows(t *Tensor, l *Limits) ([]Dispatch, error) {
+func lowerGetRows(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
 	ne, as, bs, ds := dims(t), strides(a), strides(b), strides(t)
 	p := getRowsParams{
@@ -36,5 +38,5 @@ func lowerGetRows(t *Tensor, l *Limits) ([]Dispatch, error) {
 		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
 	}
 	s := spec("get_rows", wgElementwise, p, nil, in("src0", a), in("src1", b), out("dst", t))
-	return []Dispatch{{Spec: s, Tensors: []*Tensor{a, b, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
+	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
 }

@@ -1,5 +1,7 @@
 package ops
 
+import "github.com/ggml-wgpu/ggml-wgpu/tensor"
+
 // GLU SWIGLU: fused (src0 holds a and b as the two halves of each row; op_params[1]
 // swaps them) and split (a = src0, b = src1) forms; f32.
 
@@ -13,21 +15,21 @@ type gluParams struct {
 
 func init() {
 	describeFamily("GLU (SWIGLU)", "F32", "fused (swapped too) and split forms")
-	register(OpGLU, family{supportsGLU, lowerGLU})
+	register(tensor.OpGLU, family{supportsGLU, lowerGLU})
 }
 
-func supportsGLU(t *Tensor, _ *Limits) bool {
+func supportsGLU(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if t.Params[0] != GLUSwiGLU || a == nil || a.Type != F32 || t.Type != F32 || !elementAligned(a) || !elementAligned(t) {
+	if t.GLUOp() != tensor.GLUSwiGLU || a == nil || a.Type != tensor.F32 || t.Type != tensor.F32 || !elementAligned(a) || !elementAligned(t) {
 		return false
 	}
 	if b == nil {
 		return a.Ne[0] == 2*t.Ne[0] && a.Ne[1] == t.Ne[1] && a.Ne[2] == t.Ne[2] && a.Ne[3] == t.Ne[3]
 	}
-	return b.Type == F32 && SameShape(a, t) && SameShape(b, t) && elementAligned(b)
+	return b.Type == tensor.F32 && tensor.SameShape(a, t) && tensor.SameShape(b, t) && elementAligned(b)
 }
 
-func lowerGLU(t *Tensor, l *Limits) ([]Dispatch, error) {
+func lowerGLU(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
 	ne, as, ds := dims(t), strides(a), strides(t)
 	p := gluParams{
@@ -37,7 +39,7 @@ func lowerGLU(t *Tensor, l *Limits) ([]Dispatch, error) {
 	}
 	defs := map[string]string{"SPLIT": "0"}
 	operands := []wgslOperand{in("src0", a)}
-	tensors := []*Tensor{a}
+	tensors := []*tensor.Tensor{a}
 	if b == nil {
 		p.B0, p.B1, p.B2, p.B3 = as[0], as[1], as[2], as[3]
 		p.BOff = ne[0] * as[0]

@@ -1,6 +1,10 @@
 package ops
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
 
 // MUL_MAT: dst[i, j, b2, b3] = sum_k src0[k, i, b2/r2, b3/r3] * src1[k, j, b2, b3] with
 // src0 F32 or F16, src1 F32 (any strides), dst F32. Few columns (decode) use the
@@ -46,7 +50,7 @@ func matVecShape(rows, k uint32, l *Limits) (perGroup, wg int) {
 // vectorRows reports whether a mat-vec operand can be read eight elements at a time:
 // contiguous rows whose length, strides and start are whole 8-element (F16) or
 // 4-element (F32) vectors, and a row length that is a multiple of 8.
-func vectorRows(t *Tensor) bool {
+func vectorRows(t *tensor.Tensor) bool {
 	es := t.TypeSize()
 	if t.Nb[0] != es || t.Ne[0]%8 != 0 || t.Loc.Addr%16 != 0 {
 		return false
@@ -62,12 +66,12 @@ func vectorRows(t *Tensor) bool {
 
 func init() {
 	describeFamily("MUL_MAT", "F32, F16 x F32", "batched, src0 broadcast over dims 2, 3; any strides")
-	register(OpMulMat, family{supportsMulMat, lowerMulMat})
+	register(tensor.OpMulMat, family{supportsMulMat, lowerMulMat})
 }
 
-func supportsMulMat(t *Tensor, _ *Limits) bool {
+func supportsMulMat(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || !isFloat(a.Type) || b.Type != F32 || t.Type != F32 {
+	if a == nil || b == nil || !isFloat(a.Type) || b.Type != tensor.F32 || t.Type != tensor.F32 {
 		return false
 	}
 	if a.Ne[0] != b.Ne[0] || t.Ne[0] != a.Ne[1] || t.Ne[1] != b.Ne[1] || t.Ne[2] != b.Ne[2] || t.Ne[3] != b.Ne[3] {
@@ -79,7 +83,7 @@ func supportsMulMat(t *Tensor, _ *Limits) bool {
 	return elementAligned(a) && elementAligned(b) && elementAligned(t) && t.Ne[2]*t.Ne[3] <= 65535
 }
 
-func mulMatParamsOf(t *Tensor) mulMatParams {
+func mulMatParamsOf(t *tensor.Tensor) mulMatParams {
 	a, b := t.Src[0], t.Src[1]
 	as, bs, ds := strides(a), strides(b), strides(t)
 	return mulMatParams{
@@ -91,12 +95,12 @@ func mulMatParamsOf(t *Tensor) mulMatParams {
 	}
 }
 
-func lowerMulMat(t *Tensor, l *Limits) ([]Dispatch, error) {
+func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
 	p := mulMatParamsOf(t)
 	batches := p.Batches
 	operands := []wgslOperand{in("src0", a), in("src1", b), out("dst", t)}
-	tensors := []*Tensor{a, b, t}
+	tensors := []*tensor.Tensor{a, b, t}
 	if p.N <= matVecMaxCols && vectorRows(a) && vectorRows(b) {
 		return []Dispatch{matVec8(p, operands, tensors, false, l)}, nil
 	}
@@ -116,7 +120,7 @@ func lowerMulMat(t *Tensor, l *Limits) ([]Dispatch, error) {
 
 // matVec8 is the vectorised mat-vec dispatch; with glu, operands hold src0 (gate), up,
 // src1 and dst, and the kernel stores silu(gate) * up.
-func matVec8(p mulMatParams, operands []wgslOperand, tensors []*Tensor, glu bool, l *Limits) Dispatch {
+func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, glu bool, l *Limits) Dispatch {
 	for i := range operands {
 		operands[i].Vec = !operands[i].Written
 	}
@@ -138,8 +142,8 @@ func matVec8(p mulMatParams, operands []wgslOperand, tensors []*Tensor, glu bool
 // alone reads both, as one mat-vec dispatch writing only the GLU result. ok is false when
 // the three nodes do not qualify; the caller must also know that nothing else reads the
 // two products.
-func LowerMatVecGLU(m1, m2, glu *Tensor, l *Limits) (ds []Dispatch, ok bool) {
-	if m1.Op != OpMulMat || m2.Op != OpMulMat || glu.Op != OpGLU || glu.Params[0] != GLUSwiGLU || glu.Params[1] != 0 {
+func LowerMatVecGLU(m1, m2, glu *tensor.Tensor, l *Limits) (ds []Dispatch, ok bool) {
+	if m1.Op != tensor.OpMulMat || m2.Op != tensor.OpMulMat || glu.Op != tensor.OpGLU || glu.GLUOp() != tensor.GLUSwiGLU || glu.Params[1] != 0 {
 		return nil, false
 	}
 	gate, up := glu.Src[0], glu.Src[1]
@@ -165,18 +169,18 @@ func LowerMatVecGLU(m1, m2, glu *Tensor, l *Limits) (ds []Dispatch, ok bool) {
 	gs := strides(glu)
 	p.D0, p.D1, p.D2, p.D3 = gs[0], gs[1], gs[2], gs[3]
 	operands := []wgslOperand{in("src0", wg), in("up", wu), in("src1", x), out("dst", glu)}
-	return []Dispatch{matVec8(p, operands, []*Tensor{wg, wu, x, glu}, true, l)}, true
+	return []Dispatch{matVec8(p, operands, []*tensor.Tensor{wg, wu, x, glu}, true, l)}, true
 }
 
 // LowerMulMatPermuteCont lowers mm -> PERMUTE(mm) -> CONT (llama's kqv -> kqv_merged ->
 // kqv_out) as the matmul storing each result straight at its place in the CONT's
 // contiguous result. ok is false when the nodes do not qualify; the caller must also know
 // that nothing else reads mm or the permutation.
-func LowerMulMatPermuteCont(mm, perm, cont *Tensor, l *Limits) (ds []Dispatch, ok bool) {
-	if mm.Op != OpMulMat || perm.Op != OpPermute || perm.Src[0] != mm || cont.Op != OpCont || cont.Src[0] != perm {
+func LowerMulMatPermuteCont(mm, perm, cont *tensor.Tensor, l *Limits) (ds []Dispatch, ok bool) {
+	if mm.Op != tensor.OpMulMat || perm.Op != tensor.OpPermute || perm.Src[0] != mm || cont.Op != tensor.OpCont || cont.Src[0] != perm {
 		return nil, false
 	}
-	if cont.Type != F32 || !cont.Contiguous() || cont.Elems() != mm.Elems() || !Supports(mm, l) || !Supports(cont, l) {
+	if cont.Type != tensor.F32 || !cont.Contiguous() || cont.Elems() != mm.Elems() || !Supports(mm, l) || !Supports(cont, l) {
 		return nil, false
 	}
 	if overlaps(cont, mm.Src[0]) || overlaps(cont, mm.Src[1]) {

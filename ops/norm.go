@@ -1,6 +1,10 @@
 package ops
 
-import "math"
+import (
+	"math"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
 
 // RMS_NORM and NORM over rows (dim 0), f32, eps in op_params[0]; and the fused pair
 // norm -> MUL by a weight broadcast over rows (llama's attn_norm and ffn_norm), which
@@ -18,21 +22,21 @@ type normParams struct {
 
 func init() {
 	describeFamily("RMS_NORM, NORM", "F32", "any strides; in place; fused with a following MUL")
-	register(OpRMSNorm, family{supportsNorm, lowerNorm})
-	register(OpNorm, family{supportsNorm, lowerNorm})
+	register(tensor.OpRMSNorm, family{supportsNorm, lowerNorm})
+	register(tensor.OpNorm, family{supportsNorm, lowerNorm})
 }
 
-func supportsNorm(t *Tensor, _ *Limits) bool {
+func supportsNorm(t *tensor.Tensor, _ *Limits) bool {
 	a := t.Src[0]
-	return a != nil && a.Type == F32 && t.Type == F32 && SameShape(a, t) && elementAligned(a) && elementAligned(t)
+	return a != nil && a.Type == tensor.F32 && t.Type == tensor.F32 && tensor.SameShape(a, t) && elementAligned(a) && elementAligned(t)
 }
 
-func lowerNorm(t *Tensor, l *Limits) ([]Dispatch, error) {
+func lowerNorm(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	return normDispatch(t, nil, t, l), nil
 }
 
 // normDispatch normalises the rows of norm's source into dst, multiplying by w if set.
-func normDispatch(norm, w, dst *Tensor, l *Limits) []Dispatch {
+func normDispatch(norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
 	a := norm.Src[0]
 	ne, as, ds := dims(dst), strides(a), strides(dst)
 	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
@@ -43,11 +47,11 @@ func normDispatch(norm, w, dst *Tensor, l *Limits) []Dispatch {
 		Eps: math.Float32frombits(uint32(norm.Params[0])),
 	}
 	defs := map[string]string{"RMS": "0", "MUL": "0"}
-	if norm.Op == OpRMSNorm {
+	if norm.Op == tensor.OpRMSNorm {
 		defs["RMS"] = "1"
 	}
 	operands := []wgslOperand{in("src0", a)}
-	tensors := []*Tensor{a}
+	tensors := []*tensor.Tensor{a}
 	if w != nil {
 		defs["MUL"] = "1"
 		we, ws := dims(w), strides(w)
@@ -65,8 +69,8 @@ func normDispatch(norm, w, dst *Tensor, l *Limits) []Dispatch {
 // LowerNormMul lowers the pair norm -> mul (mul = norm * w, w repeated over norm's shape)
 // as one dispatch that writes only mul. ok is false when the pair does not qualify; the
 // caller must also know that nothing else reads norm.
-func LowerNormMul(norm, mul *Tensor, l *Limits) (ds []Dispatch, ok bool) {
-	if (norm.Op != OpRMSNorm && norm.Op != OpNorm) || mul.Op != OpMul || mul.Src[0] != norm || mul.Src[1] == norm {
+func LowerNormMul(norm, mul *tensor.Tensor, l *Limits) (ds []Dispatch, ok bool) {
+	if (norm.Op != tensor.OpRMSNorm && norm.Op != tensor.OpNorm) || mul.Op != tensor.OpMul || mul.Src[0] != norm || mul.Src[1] == norm {
 		return nil, false
 	}
 	if !Supports(norm, l) || !Supports(mul, l) {
@@ -74,7 +78,7 @@ func LowerNormMul(norm, mul *Tensor, l *Limits) (ds []Dispatch, ok bool) {
 	}
 	// Each element is read and written by the same invocation, so the result may replace
 	// an input exactly, but not overlap it any other way.
-	for _, r := range []*Tensor{norm.Src[0], mul.Src[1]} {
+	for _, r := range []*tensor.Tensor{norm.Src[0], mul.Src[1]} {
 		if overlaps(mul, r) && !sameLayout(mul, r) {
 			return nil, false
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
 
@@ -14,7 +15,7 @@ import (
 // operands (same order as Spec.Operands), the op's parameters and the workgroup grid.
 type Dispatch struct {
 	Spec    *wgsl.Spec
-	Tensors []*Tensor
+	Tensors []*tensor.Tensor
 	Params  any
 	Grid    [3]uint32
 }
@@ -31,19 +32,19 @@ type Limits struct {
 
 // family is what each op file provides.
 type family struct {
-	supports func(t *Tensor, l *Limits) bool
-	lower    func(t *Tensor, l *Limits) ([]Dispatch, error)
+	supports func(t *tensor.Tensor, l *Limits) bool
+	lower    func(t *tensor.Tensor, l *Limits) ([]Dispatch, error)
 }
 
 var (
-	families = map[Op]family{}
+	families = map[tensor.Op]family{}
 	docs     []doc
 )
 
 // doc is one row of the supported-ops table.
 type doc struct{ ops, types, notes string }
 
-func register(op Op, f family) { families[op] = f }
+func register(op tensor.Op, f family) { families[op] = f }
 
 func init() {
 	describeFamily("NONE, VIEW, RESHAPE, PERMUTE, TRANSPOSE", "any", "no work: skipped")
@@ -67,7 +68,7 @@ func Table() string {
 
 // Supports reports whether the node can be computed. It reads only the node and its
 // sources' types, shapes and strides, never data or buffers.
-func Supports(t *Tensor, l *Limits) bool {
+func Supports(t *tensor.Tensor, l *Limits) bool {
 	if t.Op.IsView() {
 		return true
 	}
@@ -88,13 +89,13 @@ func Supports(t *Tensor, l *Limits) bool {
 
 // fits reports whether a tensor can be bound: its extent (plus the worst alignment slack)
 // within one binding, and every index within 32 bits.
-func fits(t *Tensor, l *Limits) bool {
+func fits(t *tensor.Tensor, l *Limits) bool {
 	ext := t.Extent()
 	return ext+256 <= l.MaxBinding && ext/max(t.TypeSize(), 1) < math.MaxUint32/2
 }
 
 // Lower turns a node into dispatches. View-only nodes lower to nothing.
-func Lower(t *Tensor, l *Limits) ([]Dispatch, error) {
+func Lower(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	if t.Op.IsView() || t.Empty() {
 		return nil, nil
 	}
@@ -105,7 +106,7 @@ func Lower(t *Tensor, l *Limits) ([]Dispatch, error) {
 	return f.lower(t, l)
 }
 
-func describe(t *Tensor) string {
+func describe(t *tensor.Tensor) string {
 	s := fmt.Sprintf("op %d type %d ne %v", t.Op, t.Type, t.Ne)
 	for i, src := range t.Src {
 		if src != nil {
@@ -116,33 +117,33 @@ func describe(t *Tensor) string {
 }
 
 // format maps a tensor type to the storage format the kernels use.
-func format(t Type) (wgsl.Format, bool) {
+func format(t tensor.Type) (wgsl.Format, bool) {
 	switch t {
-	case F32:
+	case tensor.F32:
 		return wgsl.F32, true
-	case F16:
+	case tensor.F16:
 		return wgsl.F16, true
-	case I32:
+	case tensor.I32:
 		return wgsl.I32, true
-	case I64:
+	case tensor.I64:
 		return wgsl.I64, true
 	}
 	return 0, false
 }
 
-func mustFormat(t *Tensor) wgsl.Format {
+func mustFormat(t *tensor.Tensor) wgsl.Format {
 	f, _ := format(t.Type)
 	return f
 }
 
 // strides returns the tensor's strides in elements.
-func strides(t *Tensor) [4]uint32 {
+func strides(t *tensor.Tensor) [4]uint32 {
 	es := t.TypeSize()
 	return [4]uint32{uint32(t.Nb[0] / es), uint32(t.Nb[1] / es), uint32(t.Nb[2] / es), uint32(t.Nb[3] / es)}
 }
 
 // elementAligned reports whether every stride is a whole number of elements.
-func elementAligned(t *Tensor) bool {
+func elementAligned(t *tensor.Tensor) bool {
 	es := t.TypeSize()
 	if es == 0 {
 		return false
@@ -155,7 +156,7 @@ func elementAligned(t *Tensor) bool {
 	return true
 }
 
-func dims(t *Tensor) [4]uint32 {
+func dims(t *tensor.Tensor) [4]uint32 {
 	return [4]uint32{uint32(t.Ne[0]), uint32(t.Ne[1]), uint32(t.Ne[2]), uint32(t.Ne[3])}
 }
 
@@ -212,15 +213,17 @@ func spec(kernel string, wg int, params any, defines map[string]string, operands
 
 type wgslOperand = wgsl.Operand
 
-func in(name string, t *Tensor) wgsl.Operand { return wgsl.Operand{Name: name, Type: mustFormat(t)} }
-func out(name string, t *Tensor) wgsl.Operand {
+func in(name string, t *tensor.Tensor) wgsl.Operand {
+	return wgsl.Operand{Name: name, Type: mustFormat(t)}
+}
+func out(name string, t *tensor.Tensor) wgsl.Operand {
 	return wgsl.Operand{Name: name, Type: mustFormat(t), Written: true}
 }
 
 // overlaps reports whether two tensors' bytes intersect. A fused kernel writes a result
 // that ggml allocated after the fused pattern's first node ran, possibly over memory of
 // that node's inputs; such a kernel must check its reads against its write.
-func overlaps(a, b *Tensor) bool {
+func overlaps(a, b *tensor.Tensor) bool {
 	if a.Loc.Buffer == 0 || a.Loc.Buffer != b.Loc.Buffer {
 		return false
 	}
@@ -228,7 +231,7 @@ func overlaps(a, b *Tensor) bool {
 }
 
 // sameLayout reports whether a and b are the same elements of the same memory.
-func sameLayout(a, b *Tensor) bool {
+func sameLayout(a, b *tensor.Tensor) bool {
 	return a.Loc == b.Loc && a.Type == b.Type && a.Ne == b.Ne && a.Nb == b.Nb
 }
 

@@ -1,6 +1,10 @@
 package ops
 
-import "math"
+import (
+	"math"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
 
 // ROPE in the NORMAL and NEOX modes with YaRN scaling and optional frequency factors
 // (src2); src0 and dst F32 or F16 of the same type, positions I32 (src1).
@@ -23,13 +27,13 @@ type ropeParams struct {
 
 func init() {
 	describeFamily("ROPE", "F32, F16", "NORMAL and NEOX modes, YaRN, frequency factors; in place")
-	register(OpRope, family{supportsRope, lowerRope})
+	register(tensor.OpRope, family{supportsRope, lowerRope})
 }
 
-func supportsRope(t *Tensor, _ *Limits) bool {
+func supportsRope(t *tensor.Tensor, _ *Limits) bool {
 	a, pos, ff := t.Src[0], t.Src[1], t.Src[2]
 	mode, nDims, nOffs := t.Params[2], t.Params[1], t.Params[15]
-	if a == nil || pos == nil || !isFloat(a.Type) || a.Type != t.Type || pos.Type != I32 || !SameShape(a, t) {
+	if a == nil || pos == nil || !isFloat(a.Type) || a.Type != t.Type || pos.Type != tensor.I32 || !tensor.SameShape(a, t) {
 		return false
 	}
 	if mode != RopeNormal && mode != RopeNeox {
@@ -41,7 +45,7 @@ func supportsRope(t *Tensor, _ *Limits) bool {
 	if pos.Ne[0] < a.Ne[2] || !pos.Contiguous() {
 		return false
 	}
-	if ff != nil && (ff.Type != F32 || ff.Ne[0] < int64(nDims/2) || !ff.Contiguous()) {
+	if ff != nil && (ff.Type != tensor.F32 || ff.Ne[0] < int64(nDims/2) || !ff.Contiguous()) {
 		return false
 	}
 	return elementAligned(a) && elementAligned(t)
@@ -52,7 +56,7 @@ func yarnCorrDim(nDims, nCtxOrig int32, nRot, base float32) float32 {
 	return float32(nDims) * float32(math.Log(float64(float32(nCtxOrig)/(nRot*2*math.Pi)))) / (2 * float32(math.Log(float64(base))))
 }
 
-func lowerRope(t *Tensor, l *Limits) ([]Dispatch, error) {
+func lowerRope(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, pos, ff := t.Src[0], t.Src[1], t.Src[2]
 	ne, as, ds := dims(t), strides(a), strides(t)
 	nDims, nCtxOrig := t.Params[1], t.Params[4]
@@ -74,7 +78,7 @@ func lowerRope(t *Tensor, l *Limits) ([]Dispatch, error) {
 		defs["NEOX"] = "1"
 	}
 	operands := []wgslOperand{in("src0", a), in("pos", pos)}
-	tensors := []*Tensor{a, pos}
+	tensors := []*tensor.Tensor{a, pos}
 	if ff != nil {
 		defs["FREQ_FACTORS"] = "1"
 		operands = append(operands, in("ff", ff))

@@ -1,5 +1,7 @@
 package ops
 
+import "github.com/ggml-wgpu/ggml-wgpu/tensor"
+
 // SET_ROWS: dst[:, rows[i1, i2 % ne11, i3 % ne12], i2, i3] = src0[:, i1, i2, i3], where dst
 // is a view of src2 (the destination base); src0 F32 or F16, rows I32 or I64, dst F32 or F16.
 
@@ -13,12 +15,12 @@ type setRowsParams struct {
 
 func init() {
 	describeFamily("SET_ROWS", "F32, F16 to F32, F16; I32, I64 indices", "indices broadcast over dims 2, 3")
-	register(OpSetRows, family{supportsSetRows, lowerSetRows})
+	register(tensor.OpSetRows, family{supportsSetRows, lowerSetRows})
 }
 
-func supportsSetRows(t *Tensor, _ *Limits) bool {
+func supportsSetRows(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || !isFloat(a.Type) || !isFloat(t.Type) || (b.Type != I32 && b.Type != I64) {
+	if a == nil || b == nil || !isFloat(a.Type) || !isFloat(t.Type) || (b.Type != tensor.I32 && b.Type != tensor.I64) {
 		return false
 	}
 	if a.Ne[0] != t.Ne[0] || a.Ne[2] != t.Ne[2] || a.Ne[3] != t.Ne[3] || b.Ne[0] != a.Ne[1] {
@@ -30,7 +32,7 @@ func supportsSetRows(t *Tensor, _ *Limits) bool {
 	return elementAligned(a) && elementAligned(b) && elementAligned(t)
 }
 
-func lowerSetRows(t *Tensor, l *Limits) ([]Dispatch, error) {
+func lowerSetRows(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
 	ne, as, bs, ds := dims(a), strides(a), strides(b), strides(t)
 	p := setRowsParams{
@@ -41,5 +43,5 @@ func lowerSetRows(t *Tensor, l *Limits) ([]Dispatch, error) {
 		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
 	}
 	s := spec("set_rows", wgElementwise, p, nil, in("src0", a), in("src1", b), out("dst", t))
-	return []Dispatch{{Spec: s, Tensors: []*Tensor{a, b, t}, Params: p, Grid: gridElems(a.Elems(), l)}}, nil
+	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: gridElems(a.Elems(), l)}}, nil
 }

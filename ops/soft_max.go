@@ -1,6 +1,10 @@
 package ops
 
-import "math"
+import (
+	"math"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
 
 // SOFT_MAX: dst = softmax(src0 * scale + slope * mask) per row, f32; optional mask (src1,
 // F32 or F16, broadcast over rows); ALiBi slopes when max_bias > 0. Sinks (src2) are not
@@ -19,12 +23,12 @@ type softMaxParams struct {
 
 func init() {
 	describeFamily("SOFT_MAX", "F32; mask F32 or F16", "scale, broadcast mask, ALiBi (max_bias); no sinks")
-	register(OpSoftMax, family{supportsSoftMax, lowerSoftMax})
+	register(tensor.OpSoftMax, family{supportsSoftMax, lowerSoftMax})
 }
 
-func supportsSoftMax(t *Tensor, _ *Limits) bool {
+func supportsSoftMax(t *tensor.Tensor, _ *Limits) bool {
 	a, m := t.Src[0], t.Src[1]
-	if a == nil || a.Type != F32 || t.Type != F32 || !SameShape(a, t) || t.Src[2] != nil {
+	if a == nil || a.Type != tensor.F32 || t.Type != tensor.F32 || !tensor.SameShape(a, t) || t.Src[2] != nil {
 		return false
 	}
 	if m != nil {
@@ -40,7 +44,7 @@ func supportsSoftMax(t *Tensor, _ *Limits) bool {
 	return elementAligned(a) && elementAligned(t)
 }
 
-func lowerSoftMax(t *Tensor, l *Limits) ([]Dispatch, error) {
+func lowerSoftMax(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, m := t.Src[0], t.Src[1]
 	ne, as, ds := dims(t), strides(a), strides(t)
 	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
@@ -60,7 +64,7 @@ func lowerSoftMax(t *Tensor, l *Limits) ([]Dispatch, error) {
 		p.M1 = float32(math.Pow(2, -float64(p.MaxBias/2)/float64(nLog2)))
 	}
 	defs := map[string]string{"MASK": "0"}
-	operands := []*Tensor{a}
+	operands := []*tensor.Tensor{a}
 	if m != nil {
 		defs["MASK"] = "1"
 		md, ms := dims(m), strides(m)

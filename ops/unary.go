@@ -1,6 +1,10 @@
 package ops
 
-import "math"
+import (
+	"math"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
 
 // SCALE (dst = src0 * scale + bias) and the UNARY ops SILU and GELU, f32, any strides.
 
@@ -11,29 +15,29 @@ type unaryParams struct {
 	Scale, Bias      float32
 }
 
-var unaryKernels = map[int32]string{UnarySILU: "SILU", UnaryGELU: "GELU"}
+var unaryKernels = map[tensor.UnaryOp]string{tensor.UnarySILU: "SILU", tensor.UnaryGELU: "GELU"}
 
 func init() {
 	describeFamily("SCALE", "F32", "scale and bias; any strides")
 	describeFamily("UNARY (SILU, GELU)", "F32", "any strides; GELU matches the CPU's f16 table")
-	register(OpScale, family{supportsUnary, lowerUnary})
-	register(OpUnary, family{supportsUnary, lowerUnary})
+	register(tensor.OpScale, family{supportsUnary, lowerUnary})
+	register(tensor.OpUnary, family{supportsUnary, lowerUnary})
 }
 
-func supportsUnary(t *Tensor, _ *Limits) bool {
+func supportsUnary(t *tensor.Tensor, _ *Limits) bool {
 	a := t.Src[0]
-	if a == nil || t.Type != F32 || a.Type != F32 || !SameShape(t, a) {
+	if a == nil || t.Type != tensor.F32 || a.Type != tensor.F32 || !tensor.SameShape(t, a) {
 		return false
 	}
-	if t.Op == OpUnary {
-		if _, ok := unaryKernels[t.Params[0]]; !ok {
+	if t.Op == tensor.OpUnary {
+		if _, ok := unaryKernels[t.UnaryOp()]; !ok {
 			return false
 		}
 	}
 	return elementAligned(a) && elementAligned(t)
 }
 
-func lowerUnary(t *Tensor, l *Limits) ([]Dispatch, error) {
+func lowerUnary(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a := t.Src[0]
 	ne, as, ds := dims(t), strides(a), strides(t)
 	p := unaryParams{
@@ -42,12 +46,12 @@ func lowerUnary(t *Tensor, l *Limits) ([]Dispatch, error) {
 		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
 	}
 	variant := "SCALE"
-	if t.Op == OpScale {
+	if t.Op == tensor.OpScale {
 		p.Scale = math.Float32frombits(uint32(t.Params[0]))
 		p.Bias = math.Float32frombits(uint32(t.Params[1]))
 	} else {
-		variant = unaryKernels[t.Params[0]]
+		variant = unaryKernels[t.UnaryOp()]
 	}
 	s := spec("unary", wgElementwise, p, map[string]string{variant: "1"}, in("src0", a), out("dst", t))
-	return []Dispatch{{Spec: s, Tensors: []*Tensor{a, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
+	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
 }

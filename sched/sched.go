@@ -1,19 +1,22 @@
 // Package sched turns a linearized ggml graph into an execution plan: it skips nodes that
-// need no work, lowers the rest into dispatches through ops, and cuts the dispatch stream
-// into submissions so the GPU starts early. It knows nothing of WGSL or GPU objects: a
-// Launcher encodes and submits.
+// need no work, fuses patterns (the table in ops), lowers the rest into dispatches through
+// ops, and cuts the dispatch stream into submissions so the GPU starts early. It knows
+// nothing of WGSL text or GPU objects; the executor records the plan.
 package sched
 
 import (
 	"fmt"
 
 	"github.com/ggml-wgpu/ggml-wgpu/ops"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // Step is one dispatch of the plan and the node it computes.
 type Step struct {
-	Node     *ops.Tensor
+	Node     *tensor.Tensor
 	Dispatch ops.Dispatch
+	// Submit ends a submission after this step.
+	Submit bool
 }
 
 // Plan is the ordered work of one graph.
@@ -24,8 +27,8 @@ type Plan struct {
 }
 
 // readCounts counts, for every tensor, how many nodes read it as a source.
-func readCounts(nodes []*ops.Tensor) map[*ops.Tensor]int {
-	r := map[*ops.Tensor]int{}
+func readCounts(nodes []*tensor.Tensor) map[*tensor.Tensor]int {
+	r := map[*tensor.Tensor]int{}
 	for _, n := range nodes {
 		for _, s := range n.Src {
 			if s != nil {
@@ -38,19 +41,19 @@ func readCounts(nodes []*ops.Tensor) map[*ops.Tensor]int {
 
 // private reports whether n's result is an intermediate that exactly one node reads and
 // the host does not want back, so a fused kernel need not write it.
-func private(n *ops.Tensor, readers map[*ops.Tensor]int) bool {
-	return readers[n] == 1 && n.Flags&ops.FlagOutput == 0
+func private(n *tensor.Tensor, readers map[*tensor.Tensor]int) bool {
+	return readers[n] == 1 && n.Flags&tensor.FlagOutput == 0
 }
 
 // Skip reports whether a node needs no work: not marked for computation, empty, or a view.
-func Skip(n *ops.Tensor) bool {
-	return n.Flags&ops.FlagCompute == 0 || n.Empty() || n.Op.IsView()
+func Skip(n *tensor.Tensor) bool {
+	return n.Flags&tensor.FlagCompute == 0 || n.Empty() || n.Op.IsView()
 }
 
 // Build lowers every node that needs work, fusing patterns where their intermediate
 // result is read by nothing else. An unsupported node fails the whole plan before
 // anything is submitted.
-func Build(nodes []*ops.Tensor, l *ops.Limits) (*Plan, error) {
+func Build(nodes []*tensor.Tensor, l *ops.Limits) (*Plan, error) {
 	p := &Plan{}
 	readers := readCounts(nodes)
 	for i := 0; i < len(nodes); i++ {
@@ -59,7 +62,7 @@ func Build(nodes []*ops.Tensor, l *ops.Limits) (*Plan, error) {
 			p.Skipped++
 			continue
 		}
-		if i+2 < len(nodes) && private(n, readers) && private(nodes[i+1], readers) && nodes[i+1].Op == ops.OpPermute && !Skip(nodes[i+2]) {
+		if i+2 < len(nodes) && private(n, readers) && private(nodes[i+1], readers) && nodes[i+1].Op == tensor.OpPermute && !Skip(nodes[i+2]) {
 			if ds, ok := ops.LowerMulMatPermuteCont(n, nodes[i+1], nodes[i+2], l); ok {
 				for _, d := range ds {
 					p.Steps = append(p.Steps, Step{Node: nodes[i+2], Dispatch: d})
@@ -101,45 +104,13 @@ func Build(nodes []*ops.Tensor, l *ops.Limits) (*Plan, error) {
 	return p, nil
 }
 
-// Launcher records dispatches into the open submission and submits it.
-type Launcher interface {
-	// Launch records the dispatch of step i. It returns ErrBatchFull when the open
-	// submission cannot take more (its parameter slots ran out); the plan then submits and
-	// retries.
-	Launch(i int) error
-	// Submit sends the open submission to the GPU without waiting for it.
-	Submit() error
-}
-
-// ErrBatchFull is returned by Launch when the open submission is full.
-var ErrBatchFull = fmt.Errorf("sched: submission full")
-
-// Run records the plan's steps, submitting every perSubmit dispatches and at the end.
-func (p *Plan) Run(l Launcher, perSubmit int) error {
+// Cut marks a submission boundary after every perSubmit steps (and never before the
+// first), so the GPU starts on the first part of a graph while the rest is recorded.
+func (p *Plan) Cut(perSubmit int) {
 	if perSubmit <= 0 {
 		perSubmit = 1
 	}
-	n := 0
 	for i := range p.Steps {
-		err := l.Launch(i)
-		if err == ErrBatchFull {
-			if err = l.Submit(); err == nil {
-				n = 0
-				err = l.Launch(i)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", p.Steps[i].Node.Name, err)
-		}
-		if n++; n == perSubmit {
-			if err := l.Submit(); err != nil {
-				return err
-			}
-			n = 0
-		}
+		p.Steps[i].Submit = (i+1)%perSubmit == 0
 	}
-	if n > 0 {
-		return l.Submit()
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package webgpu
+package gpu
 
 import (
 	"encoding/binary"
@@ -31,11 +31,11 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	for i := range src {
 		src[i] = byte(i * 7)
 	}
-	d.Write(b, 1024, src)
+	require.NoError(t, d.Write(b, 1024, src))
 	got := make([]byte, len(src))
 	require.NoError(t, d.Read(b, 1024, got))
 	require.Equal(t, src, got)
-	d.Clear(b, 1024, 16)
+	require.NoError(t, d.Clear(b, 1024, 16))
 	require.NoError(t, d.Read(b, 1024, got[:16]))
 	require.Equal(t, make([]byte, 16), got[:16])
 }
@@ -62,19 +62,19 @@ func TestDispatch(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		binary.LittleEndian.PutUint32(in[4*i:], math.Float32bits(float32(i)))
 	}
-	d.Write(a, 0, in)
+	require.NoError(t, d.Write(a, 0, in))
 	params := make([]byte, 512)
 	binary.LittleEndian.PutUint32(params[256:], 100)
 	binary.LittleEndian.PutUint32(params[260:], math.Float32bits(3))
-	d.Write(u, 0, params)
+	require.NoError(t, d.Write(u, 0, params))
 	// The same buffer bound twice (a and b alias) must be accepted too.
 	g, err := d.CreateBindGroup(p, u, 16, []Binding{{a, 0, 400}, {b, 0, 400}})
 	require.NoError(t, err)
 	e := d.NewEncoder()
-	e.Dispatch(p, g, 256, 2, 1, 1)
+	require.NoError(t, e.Dispatch(p, g, 256, [3]uint32{2, 1, 1}))
 	seq, err := e.Submit()
 	require.NoError(t, err)
-	d.Wait(seq)
+	require.NoError(t, d.Wait(seq))
 	out := make([]byte, 400)
 	require.NoError(t, d.Read(b, 0, out))
 	for i := 0; i < 100; i++ {
@@ -83,7 +83,7 @@ func TestDispatch(t *testing.T) {
 	g2, err := d.CreateBindGroup(p, u, 16, []Binding{{a, 0, 400}, {a, 0, 400}})
 	require.NoError(t, err)
 	e = d.NewEncoder()
-	e.Dispatch(p, g2, 256, 2, 1, 1)
+	require.NoError(t, e.Dispatch(p, g2, 256, [3]uint32{2, 1, 1}))
 	_, err = e.Submit()
 	require.NoError(t, err)
 	require.NoError(t, d.Read(a, 0, out))

@@ -1,65 +1,13 @@
-// Package ops lowers ggml graph nodes into WGSL dispatches: for each op family one file
-// with supports (what the kernels handle exactly) and lower (dispatches: pipeline spec,
-// operand tensors, parameters, grid). It knows nothing of submission or GPU objects.
-package ops
+// Package tensor is the model of a ggml graph shared by every layer: the Go view of a
+// ggml_tensor (type, shape, strides, op, op params, sources, where its data lives), ggml's
+// op and type enums (enums.go, generated from the pinned ggml headers), element and block
+// sizes (types.go, checked against the real libggml-base by include/abi) and the byte
+// layout of struct ggml_tensor (layout.go, likewise checked). It imports nothing.
+package tensor
 
-// Type is a ggml tensor type (enum ggml_type, ggml 0.25.1).
-type Type int32
+import "math"
 
-// Tensor types used by the kernels.
-const (
-	F32 Type = 0
-	F16 Type = 1
-	I32 Type = 26
-	I64 Type = 27
-)
-
-// Op is a ggml operation (enum ggml_op, ggml 0.25.1).
-type Op int32
-
-// Operations (values from ggml 0.25.1).
-const (
-	OpNone      Op = 0
-	OpDup       Op = 1
-	OpAdd       Op = 2
-	OpSub       Op = 6
-	OpMul       Op = 7
-	OpDiv       Op = 8
-	OpNorm      Op = 24
-	OpRMSNorm   Op = 25
-	OpMulMat    Op = 29
-	OpScale     Op = 32
-	OpCpy       Op = 34
-	OpCont      Op = 35
-	OpReshape   Op = 36
-	OpView      Op = 37
-	OpPermute   Op = 38
-	OpTranspose Op = 39
-	OpGetRows   Op = 40
-	OpSetRows   Op = 42
-	OpSoftMax   Op = 46
-	OpRope      Op = 48
-	OpUnary     Op = 91
-	OpGLU       Op = 100
-)
-
-// Unary ops (op_params[0] of OpUnary).
-const (
-	UnaryGELU = 8
-	UnarySILU = 10
-)
-
-// GLU ops (op_params[0] of OpGLU).
-const (
-	GLUSwiGLU = 2
-)
-
-// Tensor flags.
-const (
-	FlagInput   = 1
-	FlagOutput  = 2
-	FlagCompute = 16
-)
+//go:generate go run ./internal/genenums -header ../.cache/ggml/include/ggml.h -out enums.go
 
 // Loc says where a tensor's data lives: a buffer of this backend and the data address
 // inside that buffer's address range. A zero Buffer means the data is not in one of our
@@ -76,7 +24,7 @@ type Tensor struct {
 	Nb     [4]uint64
 	Op     Op
 	Params [16]int32
-	Flags  int32
+	Flags  Flag
 	Src    [10]*Tensor
 	Loc    Loc
 	Name   string
@@ -89,17 +37,7 @@ func (t *Tensor) Elems() int64 { return t.Ne[0] * t.Ne[1] * t.Ne[2] * t.Ne[3] }
 func (t *Tensor) Empty() bool { return t.Elems() == 0 }
 
 // TypeSize returns the bytes of one element (block) of the tensor's type, 0 if unknown.
-func (t *Tensor) TypeSize() uint64 {
-	switch t.Type {
-	case F32, I32:
-		return 4
-	case F16:
-		return 2
-	case I64:
-		return 8
-	}
-	return 0
-}
+func (t *Tensor) TypeSize() uint64 { return uint64(t.Type.Size()) }
 
 // Extent returns the number of bytes from the first to one past the last byte the tensor
 // touches, following its strides.
@@ -130,7 +68,7 @@ func (t *Tensor) Contiguous() bool {
 func SameShape(a, b *Tensor) bool { return a.Ne == b.Ne }
 
 // ParamF32 reads op_params[i] as a float32.
-func (t *Tensor) ParamF32(i int) float32 { return f32frombits(uint32(t.Params[i])) }
+func (t *Tensor) ParamF32(i int) float32 { return math.Float32frombits(uint32(t.Params[i])) }
 
 // IsView reports whether the op only reinterprets its source (no computation).
 func (o Op) IsView() bool {
@@ -140,3 +78,9 @@ func (o Op) IsView() bool {
 	}
 	return false
 }
+
+// UnaryOp returns which unary function an OpUnary node applies (op_params[0]).
+func (t *Tensor) UnaryOp() UnaryOp { return UnaryOp(t.Params[0]) }
+
+// GLUOp returns which gated linear unit an OpGLU node applies (op_params[0]).
+func (t *Tensor) GLUOp() GLUOp { return GLUOp(t.Params[0]) }

@@ -1,4 +1,4 @@
-package webgpu
+package gpu
 
 import "testing"
 

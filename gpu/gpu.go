@@ -1,10 +1,10 @@
-// Package webgpu is the device layer of ggml-wgpu: a thin cgo wrapper over the wgpu-native
+// Package gpu is the ground floor of ggml-wgpu: a thin cgo layer over the wgpu-native
 // C API that owns instances, adapters, devices, buffers, pipelines, bind groups and command
 // encoding. It calls the C API directly (never through callbacks that hold Go memory), so
 // the known defects of the Go binding's MapAsync and error callbacks do not apply.
 //
 // A Device is not safe for concurrent use; callers serialise access (backend.Device does).
-package webgpu
+package gpu
 
 /*
 #cgo CFLAGS: -O2
@@ -283,25 +283,50 @@ func (b *Buffer) Release() {
 	}
 }
 
+// Alive reports whether the buffer has not been released.
+func (b *Buffer) Alive() bool { return b != nil && b.h != nil }
+
+// checkRange validates a byte range of b for a copy, write or clear: a live buffer, offset
+// and size multiples of 4, the range inside the buffer.
+func checkRange(b *Buffer, offset, size uint64) error {
+	switch {
+	case !b.Alive():
+		return errors.New("webgpu: buffer already released")
+	case offset%4 != 0 || size%4 != 0:
+		return fmt.Errorf("webgpu: range at %d of %d bytes is not 4-byte aligned", offset, size)
+	case offset > b.Size || size > b.Size-offset:
+		return fmt.Errorf("webgpu: range at %d of %d bytes outside a buffer of %d", offset, size, b.Size)
+	}
+	return nil
+}
+
 // Write copies data into the buffer at offset through the queue (ordered with submissions).
 // offset and len(data) must be multiples of 4.
-func (d *Device) Write(b *Buffer, offset uint64, data []byte) {
+func (d *Device) Write(b *Buffer, offset uint64, data []byte) error {
 	if len(data) == 0 {
-		return
+		return nil
+	}
+	if err := checkRange(b, offset, uint64(len(data))); err != nil {
+		return err
 	}
 	C.wgpuQueueWriteBuffer(d.d.queue, b.h, C.uint64_t(offset), unsafe.Pointer(&data[0]), C.size_t(len(data)))
+	return nil
 }
 
 // Clear zeroes size bytes at offset (both multiples of 4) through the queue.
-func (d *Device) Clear(b *Buffer, offset, size uint64) {
+func (d *Device) Clear(b *Buffer, offset, size uint64) error {
 	if size == 0 {
-		return
+		return nil
+	}
+	if err := checkRange(b, offset, size); err != nil {
+		return err
 	}
 	enc := C.wgpuDeviceCreateCommandEncoder(d.d.device, nil)
 	C.wgpuCommandEncoderClearBuffer(enc, b.h, C.uint64_t(offset), C.uint64_t(size))
 	cb := C.wgpuCommandEncoderFinish(enc, nil)
 	C.wgpuCommandEncoderRelease(enc)
 	C.gw_submit(d.d, cb)
+	return nil
 }
 
 // stagingChunk is the size of the reusable readback buffer.
@@ -310,6 +335,12 @@ const stagingChunk = 16 << 20
 // Read copies len(dst) bytes at offset (both multiples of 4) into dst, waiting for all work
 // submitted before it.
 func (d *Device) Read(b *Buffer, offset uint64, dst []byte) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if err := checkRange(b, offset, uint64(len(dst))); err != nil {
+		return err
+	}
 	if d.stage == nil {
 		s, err := d.CreateBuffer(stagingChunk, usageStaging)
 		if err != nil {
@@ -373,7 +404,10 @@ type Binding struct {
 
 // BindGroup binds a uniform buffer (dynamic offset, window of UniformSize bytes) and
 // storage ranges to a pipeline's layout.
-type BindGroup struct{ h C.WGPUBindGroup }
+type BindGroup struct {
+	h      C.WGPUBindGroup
+	layout C.WGPUBindGroupLayout
+}
 
 // CreateBindGroup creates a bind group for p.
 func (d *Device) CreateBindGroup(p *Pipeline, uniform *Buffer, uniformSize uint64, storage []Binding) (*BindGroup, error) {
@@ -400,7 +434,7 @@ func (d *Device) CreateBindGroup(p *Pipeline, uniform *Buffer, uniformSize uint6
 		}
 		return nil, fmt.Errorf("webgpu: bind group: %v", err)
 	}
-	return &BindGroup{h: g}, nil
+	return &BindGroup{h: g, layout: p.layout}, nil
 }
 
 // Release frees the bind group.
@@ -423,25 +457,73 @@ func (d *Device) NewEncoder() *Encoder {
 	return &Encoder{d: d, enc: C.wgpuDeviceCreateCommandEncoder(d.d.device, nil)}
 }
 
+// checkDispatch validates a dispatch before wgpu-native sees it: live objects, a bind
+// group made for the pipeline's layout, a uniform offset on a slot boundary and every
+// workgroup count within the device's limit (zero workgroups records nothing).
+func (e *Encoder) checkDispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, grid [3]uint32) error {
+	if e.enc == nil {
+		return errors.New("webgpu: encoder already submitted")
+	}
+	if p == nil || p.h == nil || g == nil || g.h == nil {
+		return errors.New("webgpu: dispatch without a live pipeline and bind group")
+	}
+	if g.layout != p.layout {
+		return errors.New("webgpu: bind group made for another pipeline layout")
+	}
+	if a := e.d.Limits.MinUniformBufferOffsetAlignment; a != 0 && uniformOffset%a != 0 {
+		return fmt.Errorf("webgpu: uniform offset %d not aligned to %d", uniformOffset, a)
+	}
+	for _, n := range grid {
+		if n > e.d.Limits.MaxComputeWorkgroupsPerDim {
+			return fmt.Errorf("webgpu: %d workgroups exceed the limit %d per dimension", n, e.d.Limits.MaxComputeWorkgroupsPerDim)
+		}
+	}
+	return nil
+}
+
 // Dispatch records one dispatch in the current compute pass (opening one if needed).
-func (e *Encoder) Dispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, x, y, z uint32) {
+func (e *Encoder) Dispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, grid [3]uint32) error {
+	if err := e.checkDispatch(p, g, uniformOffset, grid); err != nil {
+		return err
+	}
+	if grid[0] == 0 || grid[1] == 0 || grid[2] == 0 {
+		return nil
+	}
 	if e.pass == nil {
 		e.pass = C.wgpuCommandEncoderBeginComputePass(e.enc, nil)
 	}
-	C.gw_dispatch(e.pass, p.h, g.h, C.uint32_t(uniformOffset), C.uint32_t(x), C.uint32_t(y), C.uint32_t(z))
+	C.gw_dispatch(e.pass, p.h, g.h, C.uint32_t(uniformOffset), C.uint32_t(grid[0]), C.uint32_t(grid[1]), C.uint32_t(grid[2]))
+	return nil
 }
 
 // DispatchTimed records one dispatch in a compute pass of its own, writing its start and
 // end times to queries 2*index and 2*index+1 of qs.
-func (e *Encoder) DispatchTimed(qs *QuerySet, index int, p *Pipeline, g *BindGroup, uniformOffset uint32, x, y, z uint32) {
+func (e *Encoder) DispatchTimed(qs *QuerySet, index int, p *Pipeline, g *BindGroup, uniformOffset uint32, grid [3]uint32) error {
+	if err := e.checkDispatch(p, g, uniformOffset, grid); err != nil {
+		return err
+	}
+	if qs == nil || qs.h == nil || index < 0 || 2*index+1 >= qs.Count {
+		return fmt.Errorf("webgpu: timestamp pair %d outside the query set", index)
+	}
 	e.EndPass()
-	C.gw_dispatch_timed(e.enc, qs.h, C.uint32_t(index), p.h, g.h, C.uint32_t(uniformOffset), C.uint32_t(x), C.uint32_t(y), C.uint32_t(z))
+	C.gw_dispatch_timed(e.enc, qs.h, C.uint32_t(index), p.h, g.h, C.uint32_t(uniformOffset), C.uint32_t(grid[0]), C.uint32_t(grid[1]), C.uint32_t(grid[2]))
+	return nil
 }
 
 // Resolve writes queries [first, first+count) of qs as uint64 nanoseconds into dst at offset.
-func (e *Encoder) Resolve(qs *QuerySet, first, count int, dst *Buffer, offset uint64) {
+func (e *Encoder) Resolve(qs *QuerySet, first, count int, dst *Buffer, offset uint64) error {
+	if e.enc == nil || qs == nil || qs.h == nil || first < 0 || count <= 0 || first+count > qs.Count {
+		return fmt.Errorf("webgpu: resolve of queries %d..%d outside the query set", first, first+count)
+	}
+	if offset%256 != 0 {
+		return fmt.Errorf("webgpu: resolve offset %d not a multiple of 256", offset)
+	}
+	if err := checkRange(dst, offset, 8*uint64(count)); err != nil {
+		return err
+	}
 	e.EndPass()
 	C.wgpuCommandEncoderResolveQuerySet(e.enc, qs.h, C.uint32_t(first), C.uint32_t(count), dst.h, C.uint64_t(offset))
+	return nil
 }
 
 // EndPass closes the current compute pass, if any.
@@ -454,9 +536,25 @@ func (e *Encoder) EndPass() {
 }
 
 // Copy records a buffer-to-buffer copy (offsets and size multiples of 4), outside any pass.
-func (e *Encoder) Copy(src *Buffer, srcOff uint64, dst *Buffer, dstOff, size uint64) {
+func (e *Encoder) Copy(src *Buffer, srcOff uint64, dst *Buffer, dstOff, size uint64) error {
+	if e.enc == nil {
+		return errors.New("webgpu: encoder already submitted")
+	}
+	if err := checkRange(src, srcOff, size); err != nil {
+		return err
+	}
+	if err := checkRange(dst, dstOff, size); err != nil {
+		return err
+	}
+	if src == dst && srcOff < dstOff+size && dstOff < srcOff+size {
+		return errors.New("webgpu: copy between overlapping ranges of one buffer")
+	}
+	if size == 0 {
+		return nil
+	}
 	e.EndPass()
 	C.wgpuCommandEncoderCopyBufferToBuffer(e.enc, src.h, C.uint64_t(srcOff), dst.h, C.uint64_t(dstOff), C.uint64_t(size))
+	return nil
 }
 
 // Submit finishes the command buffer and submits it, returning its sequence number. A
@@ -487,10 +585,13 @@ func (e *Encoder) Discard() {
 }
 
 // Wait blocks until the submission with sequence number seq has completed.
-func (d *Device) Wait(seq uint64) { C.gw_wait(d.d, C.uint64_t(seq)) }
+func (d *Device) Wait(seq uint64) error {
+	C.gw_wait(d.d, C.uint64_t(seq))
+	return nil
+}
 
 // WaitIdle blocks until all submitted work has completed.
-func (d *Device) WaitIdle() { C.gw_wait(d.d, d.d.submitted) }
+func (d *Device) WaitIdle() error { return d.Wait(uint64(d.d.submitted)) }
 
 // Completed polls the device and returns the highest completed sequence number.
 func (d *Device) Completed() uint64 {

@@ -1,0 +1,103 @@
+package backend
+
+import (
+	"fmt"
+
+	"github.com/ggml-wgpu/ggml-wgpu/exec"
+	"github.com/ggml-wgpu/ggml-wgpu/gpu"
+	"github.com/ggml-wgpu/ggml-wgpu/sched"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
+)
+
+// operand is where one operand lives: a binding range and the operand's first element in it.
+type operand struct {
+	binding gpu.Binding
+	elem    uint32
+}
+
+// resolve finds the binding of an operand. Callers hold the device lock.
+func (d *Device) resolve(t *tensor.Tensor, f wgsl.Format) (operand, error) {
+	buf, ok := d.buffers[t.Loc.Buffer]
+	if !ok || buf.gpu == nil {
+		return operand{}, fmt.Errorf("tensor %q is not in a %s buffer", t.Name, d.Name)
+	}
+	if t.Loc.Addr < buf.Base() {
+		return operand{}, fmt.Errorf("tensor %q: address below its buffer", t.Name)
+	}
+	off := t.Loc.Addr - buf.Base()
+	ext := t.Extent()
+	if off > buf.Size || ext > buf.Size-off {
+		return operand{}, fmt.Errorf("tensor %q extends past its buffer", t.Name)
+	}
+	align := uint64(d.gpu.Limits.MinStorageBufferOffsetAlignment)
+	start := off / align * align
+	rem := off - start
+	es := uint64(f.ElemSize())
+	if rem%es != 0 {
+		return operand{}, fmt.Errorf("tensor %q: offset %d is not a whole number of elements", t.Name, off)
+	}
+	size := (rem + ext + 3) &^ 3
+	if size > d.gpu.Limits.MaxStorageBufferBindingSize {
+		return operand{}, fmt.Errorf("tensor %q: %d bytes exceed the binding limit", t.Name, size)
+	}
+	return operand{gpu.Binding{Buffer: buf.gpu, Offset: start, Size: size}, uint32(rem / es)}, nil
+}
+
+// compile resolves every step of a plan for the executor: pipelines compiled, operands
+// bound, parameters encoded.
+func (d *Device) compile(plan *sched.Plan) ([]exec.Step, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	steps := make([]exec.Step, len(plan.Steps))
+	for i := range plan.Steps {
+		ps := &plan.Steps[i]
+		ds := &ps.Dispatch
+		if len(ds.Tensors) != len(ds.Spec.Operands) || len(ds.Tensors) > exec.MaxBindings {
+			return nil, fmt.Errorf("%s: dispatch with %d operands for %d bindings", ps.Node.Name, len(ds.Tensors), len(ds.Spec.Operands))
+		}
+		spec := ds.Spec
+		pipe, err := d.exe.Pipeline(spec.Key(), spec.Kernel, len(spec.Operands), func() (string, error) { return wgsl.Source(spec) })
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ps.Node.Name, err)
+		}
+		s := exec.Step{Pipeline: pipe, Grid: ds.Grid, Submit: ps.Submit,
+			Bindings: make([]gpu.Binding, len(ds.Tensors)), Params: make([]byte, wgsl.SlotSize)}
+		offsets := make([]uint32, len(ds.Tensors))
+		for j, t := range ds.Tensors {
+			op, err := d.resolve(t, spec.Operands[j].Type)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", ps.Node.Name, err)
+			}
+			s.Bindings[j], offsets[j] = op.binding, op.elem
+		}
+		if err := wgsl.EncodeParams(s.Params, ds.Params, offsets); err != nil {
+			return nil, fmt.Errorf("%s: %w", ps.Node.Name, err)
+		}
+		steps[i] = s
+	}
+	return steps, nil
+}
+
+// run hands a compiled graph to the executor, and collects kernel times when timed.
+func (d *Device) run(c *compiled, timer *kernelTimer) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return err
+	}
+	var t *exec.Timer
+	if timer != nil {
+		t = timer.t
+	}
+	if err := d.exe.Run(c.steps, t); err != nil {
+		return err
+	}
+	if timer != nil {
+		return timer.collect(c.labels)
+	}
+	return nil
+}
