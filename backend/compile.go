@@ -27,6 +27,11 @@ func (d *Device) resolve(t *tensor.Tensor, f wgsl.Format) (operand, error) {
 	}
 	off := t.Loc.Addr - buf.Base()
 	ext := t.Extent()
+	if ext == 0 {
+		// An empty operand is never read or written, but WebGPU has no empty binding:
+		// bind the buffer's first word.
+		return operand{gpu.Binding{Buffer: buf.gpu, Offset: 0, Size: 4}, 0}, nil
+	}
 	if off > buf.Size || ext > buf.Size-off {
 		return operand{}, fmt.Errorf("tensor %q extends past its buffer", t.Name)
 	}

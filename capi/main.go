@@ -80,12 +80,14 @@ func ggml_backend_wgpu_reg() *C.struct_ggml_backend_reg {
 
 //export ggml_backend_wgpu_device_count
 func ggml_backend_wgpu_device_count() C.size_t {
+	defer guard("ggml_backend_wgpu_device_count")
 	registry()
 	return C.size_t(len(backend.Default().Devices))
 }
 
 //export ggml_backend_is_wgpu
 func ggml_backend_is_wgpu(b *C.struct_ggml_backend) C.bool {
+	defer guard("ggml_backend_is_wgpu")
 	return C.gw_is_ours(b) != 0
 }
 
@@ -116,25 +118,35 @@ func buftDevice(buft *C.struct_ggml_backend_buffer_type) *backend.Device {
 var regName = C.CString("WGPU")
 
 //export gwRegGetName
-func gwRegGetName(*C.struct_ggml_backend_reg) *C.char { return regName }
+func gwRegGetName(*C.struct_ggml_backend_reg) *C.char {
+	defer guard("gwRegGetName")
+	return regName
+}
 
 //export gwRegDeviceCount
 func gwRegDeviceCount(*C.struct_ggml_backend_reg) C.size_t {
+	defer guard("gwRegDeviceCount")
 	return C.size_t(len(backend.Default().Devices))
 }
 
 //export gwRegGetDevice
 func gwRegGetDevice(_ *C.struct_ggml_backend_reg, i C.size_t) *C.struct_ggml_backend_device {
+	defer guard("gwRegGetDevice")
 	return C.gw_device_at(C.int(i))
 }
 
 //export gwRegGetProcAddress
-func gwRegGetProcAddress(*C.struct_ggml_backend_reg, *C.char) unsafe.Pointer { return nil }
+func gwRegGetProcAddress(*C.struct_ggml_backend_reg, *C.char) unsafe.Pointer {
+	defer guard("gwRegGetProcAddress")
+	return nil
+}
 
 // ---- device ----
 
 //export gwDevGetName
-func gwDevGetName(dev *C.struct_ggml_backend_device) *C.char {
+func gwDevGetName(dev *C.struct_ggml_backend_device) (name *C.char) {
+	name = regName
+	defer guard("gwDevGetName")
 	i := int(C.gw_device_index(dev))
 	if i < 0 || i >= len(names) {
 		return regName
@@ -143,7 +155,9 @@ func gwDevGetName(dev *C.struct_ggml_backend_device) *C.char {
 }
 
 //export gwDevGetDescription
-func gwDevGetDescription(dev *C.struct_ggml_backend_device) *C.char {
+func gwDevGetDescription(dev *C.struct_ggml_backend_device) (desc *C.char) {
+	desc = regName
+	defer guard("gwDevGetDescription")
 	i := int(C.gw_device_index(dev))
 	if i < 0 || i >= len(descs) {
 		return regName
@@ -161,7 +175,9 @@ func gwDevGetMemory(dev *C.struct_ggml_backend_device, free, total *C.size_t) {
 }
 
 //export gwDevGetType
-func gwDevGetType(dev *C.struct_ggml_backend_device) C.int {
+func gwDevGetType(dev *C.struct_ggml_backend_device) (typ C.int) {
+	typ = C.int(backend.DevTypeGPU)
+	defer guard("gwDevGetType")
 	if d := device(dev); d != nil {
 		return C.int(d.Type)
 	}
@@ -206,11 +222,20 @@ func gwDevInitBackend(dev *C.struct_ggml_backend_device, _ *C.char) *C.struct_gg
 	h := nextHandle
 	backends[h] = b
 	backendsMu.Unlock()
-	return C.gw_backend_new(dev, C.uint64_t(h))
+	gb := C.gw_backend_new(dev, C.uint64_t(h))
+	if gb == nil {
+		logErr("init_backend %s: out of host memory", d.Name)
+		backendsMu.Lock()
+		delete(backends, h)
+		backendsMu.Unlock()
+		b.Close()
+	}
+	return gb
 }
 
 //export gwDevGetBufferType
 func gwDevGetBufferType(dev *C.struct_ggml_backend_device) *C.struct_ggml_backend_buffer_type {
+	defer guard("gwDevGetBufferType")
 	return C.gw_buft_at(C.gw_device_index(dev))
 }
 
@@ -226,6 +251,7 @@ func gwDevSupportsOp(dev *C.struct_ggml_backend_device, op *C.struct_ggml_tensor
 
 //export gwDevSupportsBuft
 func gwDevSupportsBuft(dev *C.struct_ggml_backend_device, buft *C.struct_ggml_backend_buffer_type) C.bool {
+	defer guard("gwDevSupportsBuft")
 	i := C.gw_device_index(dev)
 	return i >= 0 && C.gw_buft_index(buft) == i
 }
@@ -235,7 +261,9 @@ func gwDevSupportsBuft(dev *C.struct_ggml_backend_device, buft *C.struct_ggml_ba
 var buftNames sync.Map // device index -> *C.char
 
 //export gwBuftGetName
-func gwBuftGetName(buft *C.struct_ggml_backend_buffer_type) *C.char {
+func gwBuftGetName(buft *C.struct_ggml_backend_buffer_type) (name *C.char) {
+	name = regName
+	defer guard("gwBuftGetName")
 	i := int(C.gw_buft_index(buft))
 	if n, ok := buftNames.Load(i); ok {
 		return n.(*C.char)
@@ -257,11 +285,18 @@ func gwBuftAllocBuffer(buft *C.struct_ggml_backend_buffer_type, size C.size_t) *
 		logErr("alloc_buffer of %d bytes failed: %v", uint64(size), err)
 		return nil
 	}
-	return C.gw_buffer_new(buft, C.uint64_t(b.ID), size)
+	gb := C.gw_buffer_new(buft, C.uint64_t(b.ID), size)
+	if gb == nil {
+		logErr("alloc_buffer of %d bytes: ggml could not create the buffer object", uint64(size))
+		b.Free()
+	}
+	return gb
 }
 
 //export gwBuftGetAlignment
-func gwBuftGetAlignment(buft *C.struct_ggml_backend_buffer_type) C.size_t {
+func gwBuftGetAlignment(buft *C.struct_ggml_backend_buffer_type) (align C.size_t) {
+	align = 256
+	defer guard("gwBuftGetAlignment")
 	if d := buftDevice(buft); d != nil {
 		return C.size_t(d.Alignment())
 	}
@@ -270,6 +305,7 @@ func gwBuftGetAlignment(buft *C.struct_ggml_backend_buffer_type) C.size_t {
 
 //export gwBuftGetMaxSize
 func gwBuftGetMaxSize(buft *C.struct_ggml_backend_buffer_type) C.size_t {
+	defer guard("gwBuftGetMaxSize")
 	if d := buftDevice(buft); d != nil {
 		return C.size_t(d.MaxAlloc())
 	}
@@ -296,6 +332,7 @@ func gwBufferFree(b *C.struct_ggml_backend_buffer) {
 
 //export gwBufferGetBase
 func gwBufferGetBase(b *C.struct_ggml_backend_buffer) unsafe.Pointer {
+	defer guard("gwBufferGetBase")
 	if buf := buffer(b); buf != nil {
 		return C.gw_address(C.uint64_t(buf.Base())) // a fake address, never dereferenced
 	}
@@ -412,7 +449,11 @@ func instance(b *C.struct_ggml_backend) *backend.Backend {
 }
 
 //export gwBackendGetName
-func gwBackendGetName(b *C.struct_ggml_backend) *C.char { return gwDevGetName(b.device) }
+func gwBackendGetName(b *C.struct_ggml_backend) (name *C.char) {
+	name = regName
+	defer guard("gwBackendGetName")
+	return gwDevGetName(b.device)
+}
 
 //export gwBackendFree
 func gwBackendFree(b *C.struct_ggml_backend) {

@@ -59,9 +59,16 @@ static int n_dev;
 static uint8_t guid[16] = {0x9a, 0x3c, 0x57, 0x0e, 0x21, 0x4b, 0x4f, 0x1d, 0xb6, 0x08, 0x77, 0xe3, 0x5d, 0xc2, 0x91, 0x4a};
 
 struct ggml_backend_reg *gw_reg_build(int n_devices) {
-    n_dev = n_devices;
     devices = calloc(n_devices > 0 ? n_devices : 1, sizeof *devices);
     bufts = calloc(n_devices > 0 ? n_devices : 1, sizeof *bufts);
+    if (!devices || !bufts) {
+        free(devices);
+        free(bufts);
+        devices = NULL;
+        bufts = NULL;
+        return NULL;
+    }
+    n_dev = n_devices;
     for (int i = 0; i < n_devices; i++) {
         devices[i].iface = device_iface;
         devices[i].reg = &reg;
@@ -95,6 +102,7 @@ struct ggml_backend_buffer *gw_buffer_new(struct ggml_backend_buffer_type *buft,
 
 struct ggml_backend *gw_backend_new(struct ggml_backend_device *dev, uint64_t handle) {
     struct ggml_backend *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
     b->guid = guid;
     b->iface = backend_iface;
     b->device = dev;

@@ -1,7 +1,7 @@
 // Package conformance is the op-by-op NMSE suite of libggml-wgpu against the real ggml CPU
 // backend: each Case builds a one-op graph twice (once per backend) in no_alloc contexts,
 // both copies get the same deterministic inputs, and the outputs are compared with ggml's
-// test-backend-ops metric (NMSE, see DESIGN.md 3.5). Sentinel tensors between the inputs
+// test-backend-ops metric (NMSE, see docs/ARCHITECTURE.md section 4). Sentinel tensors between the inputs
 // catch writes outside a tensor.
 //
 // Run it with `go test ./conformance/` (TestConformance needs build/libggml-wgpu.so from
@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // InitFunc produces n values for a leaf tensor, in the tensor's logical (contiguous) element
@@ -136,14 +137,14 @@ func (b *Builder) addSentinel() {
 	if b.noSent {
 		return
 	}
-	s := b.L.NewTensor1D(b.Ctx, ggml.TypeF32, sentinelSize)
+	s := b.L.NewTensor1D(b.Ctx, tensor.F32, sentinelSize)
 	b.L.SetName(s, fmt.Sprintf("sentinel_%d", len(b.sentinels)))
 	b.sentinels = append(b.sentinels, s)
 }
 
 // New creates a named 4-D leaf tensor of type t with shape ne (missing dimensions are 1),
 // followed by a sentinel.
-func (b *Builder) New(name string, t ggml.Type, ne ...int64) ggml.Tensor {
+func (b *Builder) New(name string, t tensor.Type, ne ...int64) ggml.Tensor {
 	s := shape(ne...)
 	x := b.L.NewTensor4D(b.Ctx, t, s[0], s[1], s[2], s[3])
 	b.L.SetName(x, name)
@@ -153,7 +154,7 @@ func (b *Builder) New(name string, t ggml.Type, ne ...int64) ggml.Tensor {
 
 // Index creates a named I32 leaf tensor of shape ne holding values in [0, max).
 func (b *Builder) Index(name string, max int64, ne ...int64) ggml.Tensor {
-	x := b.New(name, ggml.TypeI32, ne...)
+	x := b.New(name, tensor.I32, ne...)
 	b.inits[x] = Indices(max)
 	return x
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // The families below are modelled on ggml's tests/test-backend-ops.cpp (test_bin_bcast,
@@ -15,8 +16,8 @@ import (
 // test_glu_split), kept small enough for lavapipe.
 
 const (
-	f32 = ggml.TypeF32
-	f16 = ggml.TypeF16
+	f32 = tensor.F32
+	f16 = tensor.F16
 )
 
 // Cases returns the whole suite, in report order.
@@ -316,7 +317,7 @@ func normCase(op string, ne [4]int64, eps float32, variant string) *Case {
 // ---------------------------------------------------------------------------------------
 // CPY, CONT, DUP
 
-func copyThreshold(src, dst ggml.Type) float64 {
+func copyThreshold(src, dst tensor.Type) float64 {
 	if src == dst {
 		return ExactMaxNMSE
 	}
@@ -325,7 +326,7 @@ func copyThreshold(src, dst ggml.Type) float64 {
 
 func copyCases() []*Case {
 	var cs []*Case
-	pairs := [][2]ggml.Type{{f32, f32}, {f32, f16}, {f16, f32}, {f16, f16}}
+	pairs := [][2]tensor.Type{{f32, f32}, {f32, f16}, {f16, f32}, {f16, f16}}
 	for _, tp := range pairs {
 		for _, ne := range [][4]int64{shape(7), shape(33, 3), shape(4097), shape(10, 5, 4, 3)} {
 			cs = append(cs, cpyCase(tp[0], tp[1], ne, "", [4]int{}))
@@ -341,7 +342,7 @@ func copyCases() []*Case {
 			cpyCase(tp[0], tp[1], shape(12, 5), "reshape", [4]int{}),
 		)
 	}
-	for _, t := range []ggml.Type{f32, f16} {
+	for _, t := range []tensor.Type{f32, f16} {
 		cs = append(cs,
 			contCase("CONT", t, shape(33, 7), "transpose", [4]int{1, 0, 2, 3}),
 			contCase("CONT", t, shape(10, 5, 4, 3), "perm", [4]int{0, 2, 1, 3}),
@@ -357,7 +358,7 @@ func copyCases() []*Case {
 }
 
 // cpyCase copies a source of type src and logical shape ne into a destination of type dst.
-func cpyCase(src, dst ggml.Type, ne [4]int64, variant string, p [4]int) *Case {
+func cpyCase(src, dst tensor.Type, ne [4]int64, variant string, p [4]int) *Case {
 	name := fmt.Sprintf("CPY(type_src=%s,type_dst=%s,ne=%s", src, dst, fmtNe(ne))
 	switch variant {
 	case "src_perm", "dst_perm":
@@ -402,7 +403,7 @@ func cpyCase(src, dst ggml.Type, ne [4]int64, variant string, p [4]int) *Case {
 }
 
 // contCase covers CONT (of permuted, transposed and offset-view sources) and DUP.
-func contCase(op string, t ggml.Type, ne [4]int64, variant string, p [4]int) *Case {
+func contCase(op string, t tensor.Type, ne [4]int64, variant string, p [4]int) *Case {
 	name := fmt.Sprintf("%s(type=%s,ne=%s", op, t, fmtNe(ne))
 	switch variant {
 	case "perm", "transpose":
@@ -456,7 +457,7 @@ func getRowsCases() []*Case {
 		{shape(16, 5), 3, true},
 	}
 	var cs []*Case
-	for _, t := range []ggml.Type{f32, f16} {
+	for _, t := range []tensor.Type{f32, f16} {
 		for _, s := range shapes {
 			cs = append(cs, getRowsCase(t, s.src, s.n, s.v))
 		}
@@ -464,7 +465,7 @@ func getRowsCases() []*Case {
 	return cs
 }
 
-func getRowsCase(t ggml.Type, src [4]int64, n int64, view bool) *Case {
+func getRowsCase(t tensor.Type, src [4]int64, n int64, view bool) *Case {
 	name := fmt.Sprintf("GET_ROWS(type=%s,ne=%s,n=%d", t, fmtNe(src), n)
 	if view {
 		name += ",view"
@@ -489,7 +490,7 @@ func getRowsCase(t ggml.Type, src [4]int64, n int64, view bool) *Case {
 // MUL_MAT
 
 type mmSpec struct {
-	ta          ggml.Type
+	ta          tensor.Type
 	m, n, k     int64
 	bs, nr      [2]int64
 	per         [4]int // permutation applied to both sources (identity: none)
@@ -501,7 +502,7 @@ type mmSpec struct {
 func mulMatCases() []*Case {
 	sizes := []int64{1, 7, 16, 33, 64, 129}
 	var cs []*Case
-	for _, ta := range []ggml.Type{f32, f16} {
+	for _, ta := range []tensor.Type{f32, f16} {
 		for i, m := range sizes {
 			for j, n := range sizes {
 				k := int64(48)
@@ -593,8 +594,8 @@ func mulMatCase(s mmSpec) *Case {
 
 type smSpec struct {
 	ne       [4]int64
-	ext      bool      // use ggml_soft_max_ext (else ggml_soft_max)
-	mask     ggml.Type // mask type when hasMask
+	ext      bool        // use ggml_soft_max_ext (else ggml_soft_max)
+	mask     tensor.Type // mask type when hasMask
 	hasMask  bool
 	maskNe   [4]int64 // mask shape (rows may exceed ne[1]; dims 2,3 may broadcast)
 	causal   bool     // mask holds 0 / -inf in a causal pattern
@@ -612,7 +613,7 @@ func softMaxCases() []*Case {
 		softMaxCase(smSpec{ne: shape(33, 5), ext: true, scale: 0.5}),
 		softMaxCase(smSpec{ne: shape(64, 7, 2, 1), ext: true, scale: 0.125}),
 	)
-	for _, mt := range []ggml.Type{f32, f16} {
+	for _, mt := range []tensor.Type{f32, f16} {
 		cs = append(cs,
 			softMaxCase(smSpec{ne: shape(33, 5), ext: true, hasMask: true, mask: mt, maskNe: shape(33, 5), scale: 1}),
 			softMaxCase(smSpec{ne: shape(64, 7, 4, 3), ext: true, hasMask: true, mask: mt, maskNe: shape(64, 7, 4, 3), scale: 0.125}),
@@ -703,7 +704,7 @@ func unaryCases() []*Case {
 // unaryCase applies SILU or GELU; view makes the source a view of a 3x wider tensor (rows not
 // adjacent). Inputs are drawn from [-150,150] as test-backend-ops does (overflow, NaNs), or
 // from [-1,1] when narrow. F16 cases are optional.
-func unaryCase(op string, t ggml.Type, ne [4]int64, view, narrow bool) *Case {
+func unaryCase(op string, t tensor.Type, ne [4]int64, view, narrow bool) *Case {
 	name := fmt.Sprintf("UNARY(op=%s,type=%s,ne=%s", op, t, fmtNe(ne))
 	if view {
 		name += ",view"
@@ -757,7 +758,7 @@ func gluCases() []*Case {
 // gluCase builds SWIGLU producing rows of ne[0] outputs: the fused form reads rows of
 // 2*ne[0] (gate first), the split form two tensors of shape ne. Inputs come from
 // [-150,150] as in test-backend-ops, or [-1,1] when narrow. F16 cases are optional.
-func gluCase(t ggml.Type, ne [4]int64, split, view, narrow bool) *Case {
+func gluCase(t tensor.Type, ne [4]int64, split, view, narrow bool) *Case {
 	form := "fused"
 	if split {
 		form = "split"
@@ -864,9 +865,9 @@ func graphCases() []*Case {
 			qkv := b.New("qkv", f32, hd*(nq+2*nkv), nTok)
 			k := l.View3D(ctx, qkv, hd, nkv, nTok, hd*4, qkv.Nb()[1], hd*nq*4)
 			pos := b.Index("pos", 1000, nTok)
-			k = l.RopeExt(ctx, k, pos, 0, ropeExtArgs(hd, ggml.RopeNeox, ropePlain))
+			k = l.RopeExt(ctx, k, pos, 0, ropeExtArgs(hd, tensor.RopeNeox, ropePlain))
 			cache := b.New("k_cache", f16, hd*nkv, kvSize)
-			idx := b.New("k_idxs", ggml.TypeI64, nTok)
+			idx := b.New("k_idxs", tensor.I64, nTok)
 			b.Init(idx, DistinctRows(kvSize, nTok))
 			return l.SetRows(ctx, cache, l.Reshape4D(ctx, k, hd*nkv, nTok, 1, 1), idx)
 		}),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // ---------------------------------------------------------------------------------------
@@ -25,7 +26,7 @@ var (
 )
 
 type ropeSpec struct {
-	t     ggml.Type
+	t     tensor.Type
 	ne    [4]int64
 	nDims int
 	mode  int
@@ -41,15 +42,15 @@ type ropeSpec struct {
 
 func ropeModeName(mode int) string {
 	switch mode {
-	case ggml.RopeNormal:
+	case tensor.RopeNormal:
 		return "normal"
-	case ggml.RopeNeox:
+	case tensor.RopeNeox:
 		return "neox"
-	case ggml.RopeMRope:
+	case tensor.RopeMrope:
 		return "mrope"
-	case ggml.RopeVision:
+	case tensor.RopeVision:
 		return "vision"
-	case ggml.RopeIMRope:
+	case tensor.RopeImrope:
 		return "imrope"
 	}
 	return fmt.Sprintf("mode%d", mode)
@@ -57,14 +58,14 @@ func ropeModeName(mode int) string {
 
 func ropeCases() []*Case {
 	var cs []*Case
-	types := []ggml.Type{f32, f16}
-	modes := []int{ggml.RopeNormal, ggml.RopeNeox}
+	types := []tensor.Type{f32, f16}
+	modes := []int{tensor.RopeNormal, tensor.RopeNeox}
 
 	// The parameter grid on llama-7B (NORMAL) and falcon-40B (NEOX) like shapes.
 	for _, t := range types {
 		for _, mode := range modes {
 			ne, nd := shape(128, 32, 2, 1), 128
-			if mode == ggml.RopeNeox {
+			if mode == tensor.RopeNeox {
 				ne, nd = shape(64, 8, 3, 1), 64
 			}
 			for _, fb := range []float32{10000, 1e6} {
@@ -132,9 +133,9 @@ func ropeCases() []*Case {
 		nDims int
 		mode  int
 	}{
-		{shape(128, 12, 2, 1), 128, ggml.RopeMRope},
-		{shape(128, 12, 2, 1), 128, ggml.RopeIMRope},
-		{shape(80, 16, 2, 1), 80, ggml.RopeVision},
+		{shape(128, 12, 2, 1), 128, tensor.RopeMrope},
+		{shape(128, 12, 2, 1), 128, tensor.RopeImrope},
+		{shape(80, 16, 2, 1), 80, tensor.RopeVision},
 	} {
 		cs = append(cs, ropeMultiCase(m.ne, m.nDims, m.mode))
 	}
@@ -192,7 +193,7 @@ func ropeCase(s ropeSpec) *Case {
 			}
 			var pos ggml.Tensor
 			if s.variant == "ctx_shift" {
-				pos = b.New("shift", ggml.TypeI32, ne[2])
+				pos = b.New("shift", tensor.I32, ne[2])
 				b.Init(pos, IntRange(-1000, 1000))
 			} else {
 				pos = b.Index("pos", 1000, ne[2])
@@ -223,7 +224,7 @@ func ropeMultiCase(ne [4]int64, nDims, mode int) *Case {
 			a := b.New("a", f32, ne[:]...)
 			pos := b.Index("pos", 1000, 4*ne[2])
 			nd, sec := nDims, [4]int32{int32(nDims / 3), int32(nDims / 3), int32(nDims / 3), 0}
-			if mode == ggml.RopeVision {
+			if mode == tensor.RopeVision {
 				nd, sec = nDims/2, [4]int32{int32(nDims / 4), int32(nDims / 4), 0, 0}
 			}
 			return b.L.RopeMulti(b.Ctx, a, pos, 0, sec, ropeExtArgs(nd, mode, ropePlain))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // ---------------------------------------------------------------------------------------
@@ -16,7 +17,7 @@ import (
 // [ne0, ne1, ne2*nr[0], ne3*nr[1]], values [ne0, r, ne2*nr[0], ne3*nr[1]] and the row
 // indices [r, ne2, ne3] (broadcast nr times over dims 2 and 3).
 type srSpec struct {
-	src, dst, idx ggml.Type
+	src, dst, idx tensor.Type
 	ne            [4]int64
 	nr            [2]int64
 	r             int64
@@ -48,8 +49,8 @@ func setRowsCases() []*Case {
 		{shape(1, 64), [2]int64{1, 1}, 16, "kv_slice"},
 	}
 	var cs []*Case
-	for _, tp := range [][2]ggml.Type{{f32, f32}, {f32, f16}, {f16, f16}} {
-		for _, idx := range []ggml.Type{ggml.TypeI64, ggml.TypeI32} {
+	for _, tp := range [][2]tensor.Type{{f32, f32}, {f32, f16}, {f16, f16}} {
+		for _, idx := range []tensor.Type{tensor.I64, tensor.I32} {
 			for _, s := range shapes {
 				cs = append(cs, setRowsCase(srSpec{src: tp[0], dst: tp[1], idx: idx, ne: s.ne, nr: s.nr, r: s.r, variant: s.variant}))
 			}

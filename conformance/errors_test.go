@@ -9,10 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // The tests below check how the device behaves through ggml's public API at the edges that
-// llama.cpp relies on (DESIGN.md 3.4): supports_op must refuse what the library does not
+// llama.cpp relies on (docs/ARCHITECTURE.md section 3): supports_op must refuse what the library does not
 // implement without touching unallocated tensors, a graph the device cannot compute must
 // fail cleanly, and the device must describe itself truthfully.
 
@@ -65,9 +66,9 @@ func TestSupportsOpRejects(t *testing.T) {
 	_, l, _, dev := openDevice(t)
 	ctx := newCtx(t, l)
 
-	wq := l.NewTensor2D(ctx, ggml.TypeQ4_0, 64, 16)
-	wf := l.NewTensor2D(ctx, ggml.TypeF16, 64, 16)
-	x := l.NewTensor2D(ctx, ggml.TypeF32, 64, 3)
+	wq := l.NewTensor2D(ctx, tensor.Q4_0, 64, 16)
+	wf := l.NewTensor2D(ctx, tensor.F16, 64, 16)
+	x := l.NewTensor2D(ctx, tensor.F32, 64, 3)
 	mmQ := l.MulMat(ctx, wq, x)
 	mmF := l.MulMat(ctx, wf, x)
 	sin := l.Sin(ctx, x)
@@ -116,8 +117,8 @@ func TestGraphComputeUnsupported(t *testing.T) {
 
 	bad := func(withAdd bool) {
 		ctx := newCtx(t, l)
-		x := l.NewTensor1D(ctx, ggml.TypeF32, n)
-		y := l.NewTensor1D(ctx, ggml.TypeF32, n)
+		x := l.NewTensor1D(ctx, tensor.F32, n)
+		y := l.NewTensor1D(ctx, tensor.F32, n)
 		in := x
 		if withAdd {
 			in = l.Add(ctx, x, y)
@@ -131,15 +132,15 @@ func TestGraphComputeUnsupported(t *testing.T) {
 		l.TensorSet(x, f32Bytes(xs), 0)
 		l.TensorSet(y, f32Bytes(ys), 0)
 		st := l.GraphCompute(be, g)
-		require.Equal(t, ggml.StatusFailed, st, "graph_compute of SIN (after ADD: %v) on %s", withAdd, l.BackendName(be))
+		require.Equal(t, tensor.StatusFailed, st, "graph_compute of SIN (after ADD: %v) on %s", withAdd, l.BackendName(be))
 		l.Synchronize(be)
 	}
 	bad(false)
 	bad(true)
 
 	ctx := newCtx(t, l)
-	x := l.NewTensor1D(ctx, ggml.TypeF32, n)
-	y := l.NewTensor1D(ctx, ggml.TypeF32, n)
+	x := l.NewTensor1D(ctx, tensor.F32, n)
+	y := l.NewTensor1D(ctx, tensor.F32, n)
 	out := l.Scale(ctx, l.Add(ctx, x, y), 0.5)
 	g := l.NewGraph(ctx)
 	l.BuildForwardExpand(g, out)
@@ -148,7 +149,7 @@ func TestGraphComputeUnsupported(t *testing.T) {
 	defer l.BufferFree(buf)
 	l.TensorSet(x, f32Bytes(xs), 0)
 	l.TensorSet(y, f32Bytes(ys), 0)
-	require.Equal(t, ggml.StatusSuccess, l.GraphCompute(be, g), "supported graph after a failed one")
+	require.Equal(t, tensor.StatusSuccess, l.GraphCompute(be, g), "supported graph after a failed one")
 	l.Synchronize(be)
 	raw := make([]byte, 4*n)
 	l.TensorGet(out, raw, 0)

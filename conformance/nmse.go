@@ -6,7 +6,7 @@ import (
 )
 
 // Thresholds of the normalized mean squared error, as ggml's test-backend-ops sets them
-// (DESIGN.md 3.5).
+// (docs/ARCHITECTURE.md section 4).
 const (
 	// DefaultMaxNMSE applies to every op without a specific threshold.
 	DefaultMaxNMSE = 1e-7

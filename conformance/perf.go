@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // PerfCase is one op to time: a shape of a llama model's decode or prefill graph.
@@ -63,7 +64,7 @@ type PerfBuilder struct {
 
 // New creates a named leaf of type t and shape ne (missing dimensions are 1), filled with
 // values in [-1, 1).
-func (b *PerfBuilder) New(name string, t ggml.Type, ne ...int64) ggml.Tensor {
+func (b *PerfBuilder) New(name string, t tensor.Type, ne ...int64) ggml.Tensor {
 	s := shape(ne...)
 	x := b.L.NewTensor4D(b.Ctx, t, s[0], s[1], s[2], s[3])
 	b.L.SetName(x, name)
@@ -71,7 +72,7 @@ func (b *PerfBuilder) New(name string, t ggml.Type, ne ...int64) ggml.Tensor {
 }
 
 // Index creates a named integer leaf (I32 or I64) of shape ne holding values in [0, max).
-func (b *PerfBuilder) Index(name string, t ggml.Type, max int64, ne ...int64) ggml.Tensor {
+func (b *PerfBuilder) Index(name string, t tensor.Type, max int64, ne ...int64) ggml.Tensor {
 	x := b.New(name, t, ne...)
 	b.idxMax[x] = max
 	return x
@@ -285,8 +286,8 @@ func perfRopeNeox(hd, nh, nt int64) *PerfCase {
 		Op:   "ROPE",
 		Build: func(b *PerfBuilder) func() ggml.Tensor {
 			a := b.New("a", f32, hd, nh, nt)
-			pos := b.Index("pos", ggml.TypeI32, 4096, nt)
-			args := ropeExtArgs(int(hd), ggml.RopeNeox, ropePlain)
+			pos := b.Index("pos", tensor.I32, 4096, nt)
+			args := ropeExtArgs(int(hd), tensor.RopeNeox, ropePlain)
 			return func() ggml.Tensor { return b.L.RopeExt(b.Ctx, a, pos, 0, args) }
 		},
 	}
@@ -328,7 +329,7 @@ func perfSetRows(ne0, rows, ne2 int64) *PerfCase {
 		Build: func(b *PerfBuilder) func() ggml.Tensor {
 			dst := b.New("cache", f16, ne0, rows, ne2)
 			vals := b.New("src", f32, ne0, 1, ne2)
-			idx := b.Index("row_idxs", ggml.TypeI64, rows, 1, ne2)
+			idx := b.Index("row_idxs", tensor.I64, rows, 1, ne2)
 			return func() ggml.Tensor { return b.L.SetRows(b.Ctx, dst, vals, idx) }
 		},
 	}
@@ -343,7 +344,7 @@ func perfGetRows(ne0, rows, n int64) *PerfCase {
 		Op:   "GET_ROWS",
 		Build: func(b *PerfBuilder) func() ggml.Tensor {
 			table := b.New("table", f32, ne0, rows)
-			idx := b.Index("idx", ggml.TypeI32, rows, n)
+			idx := b.Index("idx", tensor.I32, rows, n)
 			return func() ggml.Tensor { return b.L.GetRows(b.Ctx, table, idx) }
 		},
 	}
@@ -353,13 +354,13 @@ func perfGetRows(ne0, rows, n int64) *PerfCase {
 func opBytes(l *ggml.Lib, t ggml.Tensor) uint64 {
 	elems := func(x ggml.Tensor) uint64 { return uint64(x.NElements()) }
 	switch t.Op() {
-	case ggml.OpCpy, ggml.OpDup, ggml.OpCont:
+	case tensor.OpCpy, tensor.OpDup, tensor.OpCont:
 		// src[1] of CPY is the destination the output is a view of.
 		return l.NBytes(t.Src(0)) + l.NBytes(t)
-	case ggml.OpSetRows:
+	case tensor.OpSetRows:
 		// Reads the values and the indices, writes as many elements into the destination.
 		return l.NBytes(t.Src(0)) + l.NBytes(t.Src(1)) + elems(t.Src(0))*uint64(t.Type().Size())
-	case ggml.OpGetRows:
+	case tensor.OpGetRows:
 		// Reads the selected rows only.
 		return elems(t)*uint64(t.Src(0).Type().Size()) + l.NBytes(t.Src(1)) + l.NBytes(t)
 	}
@@ -374,7 +375,7 @@ func opBytes(l *ggml.Lib, t ggml.Tensor) uint64 {
 
 // opFlops is the floating point work of one op: 2·m·n·k for MUL_MAT, 0 for the others.
 func opFlops(t ggml.Tensor) uint64 {
-	if t.Op() != ggml.OpMulMat {
+	if t.Op() != tensor.OpMulMat {
 		return 0
 	}
 	return 2 * uint64(t.NElements()) * uint64(t.Src(0).Ne()[0])
@@ -571,7 +572,7 @@ func (e *PerfEnv) Measure(c *PerfCase, d *PerfDevice, opts PerfOptions) (res Per
 	nodes := l.GraphNNodes(g)
 	for i := 0; i < nodes; i++ {
 		node := l.GraphNode(g, i)
-		if node.Op().IsViewLike() {
+		if node.Op().IsView() {
 			continue
 		}
 		if !l.DevSupportsOp(d.Dev, node) {
@@ -612,7 +613,7 @@ func (e *PerfEnv) Measure(c *PerfCase, d *PerfDevice, opts PerfOptions) (res Per
 	}
 	defer l.BufferFree(buf)
 	for i, t := range l.Tensors(ctx) {
-		if t.Op() != ggml.OpNone || t.ViewSrc() != 0 || t.NElements() == 0 {
+		if t.Op() != tensor.OpNone || t.ViewSrc() != 0 || t.NElements() == 0 {
 			continue
 		}
 		if err := fillLeaf(l, t, uint64(i), b.idxMax[t]); err != nil {
@@ -623,7 +624,7 @@ func (e *PerfEnv) Measure(c *PerfCase, d *PerfDevice, opts PerfOptions) (res Per
 
 	compute := func(g ggml.Graph) (time.Duration, error) {
 		t0 := time.Now()
-		if st := l.GraphCompute(d.Backend, g); st != ggml.StatusSuccess {
+		if st := l.GraphCompute(d.Backend, g); st != tensor.StatusSuccess {
 			return 0, fmt.Errorf("ggml_backend_graph_compute returned status %d", st)
 		}
 		l.Synchronize(d.Backend)
@@ -715,7 +716,7 @@ func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64) error {
 		cnt := min(n-off, fillChunk)
 		vals, raw = vals[:cnt], raw[:cnt*int64(es)]
 		for i := range vals {
-			if typ == ggml.TypeI32 || typ == ggml.TypeI64 {
+			if typ == tensor.I32 || typ == tensor.I64 {
 				vals[i] = float32((uint64(off+int64(i))*7919 + seed) % uint64(idxMax))
 				continue
 			}
@@ -725,19 +726,19 @@ func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64) error {
 			vals[i] = float32(x>>40)/float32(1<<23) - 1
 		}
 		switch typ {
-		case ggml.TypeF32:
+		case tensor.F32:
 			for i, v := range vals {
 				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
 			}
-		case ggml.TypeF16:
+		case tensor.F16:
 			for i, h := range l.FP32ToFP16(vals) {
 				binary.LittleEndian.PutUint16(raw[2*i:], h)
 			}
-		case ggml.TypeI32:
+		case tensor.I32:
 			for i, v := range vals {
 				binary.LittleEndian.PutUint32(raw[4*i:], uint32(int32(v)))
 			}
-		case ggml.TypeI64:
+		case tensor.I64:
 			for i, v := range vals {
 				binary.LittleEndian.PutUint64(raw[8*i:], uint64(int64(v)))
 			}

@@ -8,6 +8,7 @@ import (
 	"math/rand"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // Status is the outcome of one case.
@@ -156,7 +157,7 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 		dev := l.BackendDevice(be)
 		for i, n := 0, l.GraphNNodes(g); i < n; i++ {
 			node := l.GraphNode(g, i)
-			if node.Op().IsViewLike() {
+			if node.Op().IsView() {
 				continue
 			}
 			if !l.DevSupportsOp(dev, node) {
@@ -179,14 +180,14 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 		isSentinel[s] = true
 	}
 	for i, t := range l.Tensors(ctx) {
-		if t.Op() != ggml.OpNone || t.ViewSrc() != 0 || t.NElements() == 0 {
+		if t.Op() != tensor.OpNone || t.ViewSrc() != 0 || t.NElements() == 0 {
 			continue
 		}
 		rng := rand.New(rand.NewSource(seed(c.Name, i)))
 		f := b.inits[t]
 		if f == nil {
 			switch {
-			case t.Type() == ggml.TypeI32 || t.Type() == ggml.TypeI64:
+			case t.Type() == tensor.I32 || t.Type() == tensor.I64:
 				f = Indices(10)
 			case c.Init != nil && !isSentinel[t]:
 				f = c.Init
@@ -205,7 +206,7 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 		}
 	}
 
-	if st := l.GraphCompute(be, g); st != ggml.StatusSuccess {
+	if st := l.GraphCompute(be, g); st != tensor.StatusSuccess {
 		return nil, "", fmt.Errorf("ggml_backend_graph_compute returned status %d", st)
 	}
 	l.Synchronize(be)
@@ -236,28 +237,28 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 }
 
 // encode converts values to the raw bytes of a contiguous tensor of type t.
-func (r *Runner) encode(t ggml.Type, vals []float32) ([]byte, error) {
+func (r *Runner) encode(t tensor.Type, vals []float32) ([]byte, error) {
 	switch t {
-	case ggml.TypeF32:
+	case tensor.F32:
 		raw := make([]byte, 4*len(vals))
 		for i, v := range vals {
 			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
 		}
 		return raw, nil
-	case ggml.TypeF16:
+	case tensor.F16:
 		h := r.L.FP32ToFP16(vals)
 		raw := make([]byte, 2*len(h))
 		for i, v := range h {
 			binary.LittleEndian.PutUint16(raw[2*i:], v)
 		}
 		return raw, nil
-	case ggml.TypeI32:
+	case tensor.I32:
 		raw := make([]byte, 4*len(vals))
 		for i, v := range vals {
 			binary.LittleEndian.PutUint32(raw[4*i:], uint32(int32(v)))
 		}
 		return raw, nil
-	case ggml.TypeI64:
+	case tensor.I64:
 		raw := make([]byte, 8*len(vals))
 		for i, v := range vals {
 			binary.LittleEndian.PutUint64(raw[8*i:], uint64(int64(v)))
@@ -293,20 +294,20 @@ func (r *Runner) read(t ggml.Tensor) ([]float32, error) {
 						return nil, fmt.Errorf("tensor %s: element offset %d beyond ggml_nbytes %d", t.Name(), off, span)
 					}
 					switch typ {
-					case ggml.TypeF32:
+					case tensor.F32:
 						out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(raw[off:])))
-					case ggml.TypeI32:
+					case tensor.I32:
 						out = append(out, float32(int32(binary.LittleEndian.Uint32(raw[off:]))))
-					case ggml.TypeI64:
+					case tensor.I64:
 						out = append(out, float32(int64(binary.LittleEndian.Uint64(raw[off:]))))
-					case ggml.TypeF16:
+					case tensor.F16:
 						halves = append(halves, binary.LittleEndian.Uint16(raw[off:]))
 					}
 				}
 			}
 		}
 	}
-	if typ == ggml.TypeF16 {
+	if typ == tensor.F16 {
 		out = r.L.FP16ToFP32(halves)
 	}
 	return out, nil

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // Context is a pointer to a C struct ggml_context.
@@ -41,117 +42,17 @@ type Buffer uintptr
 // BufferType is a ggml_backend_buffer_type_t.
 type BufferType uintptr
 
-// Type is a ggml_type.
-type Type int32
-
-// The ggml types the suite uses (ggml 0.25.1 values).
-const (
-	TypeF32  Type = 0  // GGML_TYPE_F32
-	TypeF16  Type = 1  // GGML_TYPE_F16
-	TypeQ4_0 Type = 2  // GGML_TYPE_Q4_0 (blocks of 32 elements in 18 bytes)
-	TypeI32  Type = 26 // GGML_TYPE_I32
-	TypeI64  Type = 27 // GGML_TYPE_I64
-)
-
-// Size returns the size in bytes of one element of the (non-quantized) type t, or 0 if the
-// suite does not know it.
-func (t Type) Size() int {
-	switch t {
-	case TypeF32, TypeI32:
-		return 4
-	case TypeF16:
-		return 2
-	case TypeI64:
-		return 8
-	}
-	return 0
-}
-
-// String returns a short lower-case name of the type (f32, f16, q4_0, i32, i64).
-func (t Type) String() string {
-	switch t {
-	case TypeF32:
-		return "f32"
-	case TypeF16:
-		return "f16"
-	case TypeQ4_0:
-		return "q4_0"
-	case TypeI32:
-		return "i32"
-	case TypeI64:
-		return "i64"
-	}
-	return fmt.Sprintf("type%d", int32(t))
-}
-
-// Op is a ggml_op.
-type Op int32
-
-// The ggml ops the suite refers to (ggml 0.25.1 values).
-const (
-	OpNone      Op = 0   // GGML_OP_NONE
-	OpDup       Op = 1   // GGML_OP_DUP
-	OpAdd       Op = 2   // GGML_OP_ADD
-	OpSub       Op = 6   // GGML_OP_SUB
-	OpMul       Op = 7   // GGML_OP_MUL
-	OpDiv       Op = 8   // GGML_OP_DIV
-	OpSin       Op = 12  // GGML_OP_SIN
-	OpNorm      Op = 24  // GGML_OP_NORM
-	OpRMSNorm   Op = 25  // GGML_OP_RMS_NORM
-	OpMulMat    Op = 29  // GGML_OP_MUL_MAT
-	OpScale     Op = 32  // GGML_OP_SCALE
-	OpCpy       Op = 34  // GGML_OP_CPY
-	OpCont      Op = 35  // GGML_OP_CONT
-	OpReshape   Op = 36  // GGML_OP_RESHAPE
-	OpView      Op = 37  // GGML_OP_VIEW
-	OpPermute   Op = 38  // GGML_OP_PERMUTE
-	OpTranspose Op = 39  // GGML_OP_TRANSPOSE
-	OpGetRows   Op = 40  // GGML_OP_GET_ROWS
-	OpSetRows   Op = 42  // GGML_OP_SET_ROWS
-	OpSoftMax   Op = 46  // GGML_OP_SOFT_MAX
-	OpRope      Op = 48  // GGML_OP_ROPE
-	OpUnary     Op = 91  // GGML_OP_UNARY
-	OpGLU       Op = 100 // GGML_OP_GLU
-)
-
-// IsViewLike reports whether op only reinterprets memory (no computation): NONE, VIEW,
-// RESHAPE, PERMUTE, TRANSPOSE.
-func (op Op) IsViewLike() bool {
-	switch op {
-	case OpNone, OpView, OpReshape, OpPermute, OpTranspose:
-		return true
-	}
-	return false
-}
-
 // Backend device types (enum ggml_backend_dev_type).
 const (
 	DevTypeCPU = 0 // GGML_BACKEND_DEVICE_TYPE_CPU
 	DevTypeGPU = 1 // GGML_BACKEND_DEVICE_TYPE_GPU
 )
 
-// Status values returned by graph computation (enum ggml_status).
-const (
-	StatusAllocFailed = -2 // GGML_STATUS_ALLOC_FAILED
-	StatusFailed      = -1 // GGML_STATUS_FAILED
-	StatusSuccess     = 0  // GGML_STATUS_SUCCESS
-	StatusAborted     = 1  // GGML_STATUS_ABORTED
-)
-
-// RoPE modes (op_params[2] of ROPE; GGML_ROPE_TYPE_*).
-const (
-	RopeNormal = 0  // GGML_ROPE_TYPE_NORMAL
-	RopeNeox   = 2  // GGML_ROPE_TYPE_NEOX
-	RopeMRope  = 8  // GGML_ROPE_TYPE_MROPE
-	RopeVision = 24 // GGML_ROPE_TYPE_VISION
-	RopeIMRope = 40 // GGML_ROPE_TYPE_IMROPE
-)
-
 // RopeExt holds the scalar arguments of ggml_rope_ext after the tensors.
 type RopeExt struct {
 	// NDims is the number of rotated dimensions of each row (even, at most ne0).
 	NDims int
-	// Mode is RopeNormal or RopeNeox (RopeMRope, RopeVision or RopeIMRope for RopeMulti).
+	// Mode is tensor.RopeNormal or tensor.RopeNeox (tensor.RopeMrope, tensor.RopeVision or tensor.RopeImrope for RopeMulti).
 	Mode int
 	// NCtxOrig is the original training context (YaRN).
 	NCtxOrig int
@@ -171,81 +72,65 @@ type InitParams struct {
 	_       [7]byte
 }
 
-// Offsets of the fields of struct ggml_tensor (ggml 0.25.1, x86-64).
-const (
-	offType     = 0
-	offBuffer   = 8
-	offNe       = 16
-	offNb       = 48
-	offOp       = 80
-	offOpParams = 84
-	offFlags    = 148
-	offSrc      = 152
-	offViewSrc  = 232
-	offViewOffs = 240
-	offData     = 248
-	offName     = 256
-	maxName     = 64
-	maxSrc      = 10
-)
-
 // at converts a C address into an unsafe.Pointer without tripping go vet's uintptr check.
 func at(p uintptr) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
 }
 
 // Type returns the tensor's element type.
-func (t Tensor) Type() Type { return Type(*(*int32)(at(uintptr(t) + offType))) }
+func (t Tensor) Type() tensor.Type { return tensor.Type(*(*int32)(at(uintptr(t) + tensor.OffsetType))) }
 
 // Buffer returns the backend buffer the tensor lives in (0 if unallocated).
-func (t Tensor) Buffer() Buffer { return Buffer(*(*uintptr)(at(uintptr(t) + offBuffer))) }
+func (t Tensor) Buffer() Buffer { return Buffer(*(*uintptr)(at(uintptr(t) + tensor.OffsetBuffer))) }
 
 // Ne returns the number of elements in each of the 4 dimensions.
-func (t Tensor) Ne() [4]int64 { return *(*[4]int64)(at(uintptr(t) + offNe)) }
+func (t Tensor) Ne() [4]int64 { return *(*[4]int64)(at(uintptr(t) + tensor.OffsetNe)) }
 
 // Nb returns the byte stride of each of the 4 dimensions.
-func (t Tensor) Nb() [4]uint64 { return *(*[4]uint64)(at(uintptr(t) + offNb)) }
+func (t Tensor) Nb() [4]uint64 { return *(*[4]uint64)(at(uintptr(t) + tensor.OffsetNb)) }
 
 // Op returns the tensor's op (OpNone for leaves).
-func (t Tensor) Op() Op { return Op(*(*int32)(at(uintptr(t) + offOp))) }
+func (t Tensor) Op() tensor.Op { return tensor.Op(*(*int32)(at(uintptr(t) + tensor.OffsetOp))) }
 
 // OpParamI32 returns op_params[i] as an int32.
 func (t Tensor) OpParamI32(i int) int32 {
-	return *(*int32)(at(uintptr(t) + offOpParams + uintptr(4*i)))
+	return *(*int32)(at(uintptr(t) + tensor.OffsetOpParams + uintptr(4*i)))
 }
 
 // OpParamF32 returns op_params[i] reinterpreted as a float32.
 func (t Tensor) OpParamF32(i int) float32 {
-	return *(*float32)(at(uintptr(t) + offOpParams + uintptr(4*i)))
+	return *(*float32)(at(uintptr(t) + tensor.OffsetOpParams + uintptr(4*i)))
 }
 
 // Flags returns the tensor flags (INPUT 1, OUTPUT 2, PARAM 4, LOSS 8, COMPUTE 16).
-func (t Tensor) Flags() int32 { return *(*int32)(at(uintptr(t) + offFlags)) }
+func (t Tensor) Flags() int32 { return *(*int32)(at(uintptr(t) + tensor.OffsetFlags)) }
 
 // Src returns source i (0..9) of the tensor, or 0.
 func (t Tensor) Src(i int) Tensor {
-	if i < 0 || i >= maxSrc {
+	if i < 0 || i >= tensor.MaxSrc {
 		return 0
 	}
-	return Tensor(*(*uintptr)(at(uintptr(t) + offSrc + uintptr(8*i))))
+	return Tensor(*(*uintptr)(at(uintptr(t) + tensor.OffsetSrc + uintptr(8*i))))
 }
 
 // ViewSrc returns the tensor this one is a view of, or 0.
-func (t Tensor) ViewSrc() Tensor { return Tensor(*(*uintptr)(at(uintptr(t) + offViewSrc))) }
+func (t Tensor) ViewSrc() Tensor { return Tensor(*(*uintptr)(at(uintptr(t) + tensor.OffsetViewSrc))) }
 
 // ViewOffs returns the byte offset of a view inside its ViewSrc.
-func (t Tensor) ViewOffs() uint64 { return *(*uint64)(at(uintptr(t) + offViewOffs)) }
+func (t Tensor) ViewOffs() uint64 { return *(*uint64)(at(uintptr(t) + tensor.OffsetViewOffs)) }
 
 // Data returns the tensor's data address (a backend address; not necessarily host memory).
-func (t Tensor) Data() uintptr { return *(*uintptr)(at(uintptr(t) + offData)) }
+func (t Tensor) Data() uintptr { return *(*uintptr)(at(uintptr(t) + tensor.OffsetData)) }
 
 // SetBuffer stores buf in the tensor's buffer field, as llama.cpp does with a zero-size
 // buffer of a device's type to probe supports_op for a weight that is not allocated yet.
-func (t Tensor) SetBuffer(buf Buffer) { *(*uintptr)(at(uintptr(t) + offBuffer)) = uintptr(buf) }
+func (t Tensor) SetBuffer(buf Buffer) {
+	*(*uintptr)(at(uintptr(t) + tensor.OffsetBuffer)) = uintptr(buf)
+}
 
 // Name returns the tensor's name.
 func (t Tensor) Name() string {
-	b := (*[maxName]byte)(at(uintptr(t) + offName))
+	b := (*[tensor.MaxName]byte)(at(uintptr(t) + tensor.OffsetName))
 	for i, c := range b {
 		if c == 0 {
 			return string(b[:i])
@@ -283,10 +168,10 @@ type Lib struct {
 
 	initFn       func(InitParams) Context
 	free         func(Context)
-	newTensor1d  func(Context, Type, int64) Tensor
-	newTensor2d  func(Context, Type, int64, int64) Tensor
-	newTensor3d  func(Context, Type, int64, int64, int64) Tensor
-	newTensor4d  func(Context, Type, int64, int64, int64, int64) Tensor
+	newTensor1d  func(Context, tensor.Type, int64) Tensor
+	newTensor2d  func(Context, tensor.Type, int64, int64) Tensor
+	newTensor3d  func(Context, tensor.Type, int64, int64, int64) Tensor
+	newTensor4d  func(Context, tensor.Type, int64, int64, int64, int64) Tensor
 	view1d       func(Context, Tensor, int64, uintptr) Tensor
 	view2d       func(Context, Tensor, int64, int64, uintptr, uintptr) Tensor
 	view3d       func(Context, Tensor, int64, int64, int64, uintptr, uintptr, uintptr) Tensor
@@ -337,8 +222,8 @@ type Lib struct {
 	nextTensor     func(Context, Tensor) Tensor
 	fp16ToFP32Row  func(unsafe.Pointer, unsafe.Pointer, int64)
 	fp32ToFP16Row  func(unsafe.Pointer, unsafe.Pointer, int64)
-	opName         func(Op) string
-	typeName       func(Type) string
+	opName         func(tensor.Op) string
+	typeName       func(tensor.Type) string
 	tensorOverhead func() uintptr
 	graphOverhead  func() uintptr
 
@@ -510,22 +395,22 @@ func (l *Lib) Init(memSize uintptr, noAlloc bool) Context {
 func (l *Lib) Free(ctx Context) { l.free(ctx) }
 
 // NewTensor1D creates a 1-D tensor (ggml_new_tensor_1d).
-func (l *Lib) NewTensor1D(ctx Context, t Type, ne0 int64) Tensor {
+func (l *Lib) NewTensor1D(ctx Context, t tensor.Type, ne0 int64) Tensor {
 	return l.newTensor1d(ctx, t, ne0)
 }
 
 // NewTensor2D creates a 2-D tensor (ggml_new_tensor_2d).
-func (l *Lib) NewTensor2D(ctx Context, t Type, ne0, ne1 int64) Tensor {
+func (l *Lib) NewTensor2D(ctx Context, t tensor.Type, ne0, ne1 int64) Tensor {
 	return l.newTensor2d(ctx, t, ne0, ne1)
 }
 
 // NewTensor3D creates a 3-D tensor (ggml_new_tensor_3d).
-func (l *Lib) NewTensor3D(ctx Context, t Type, ne0, ne1, ne2 int64) Tensor {
+func (l *Lib) NewTensor3D(ctx Context, t tensor.Type, ne0, ne1, ne2 int64) Tensor {
 	return l.newTensor3d(ctx, t, ne0, ne1, ne2)
 }
 
 // NewTensor4D creates a 4-D tensor (ggml_new_tensor_4d).
-func (l *Lib) NewTensor4D(ctx Context, t Type, ne0, ne1, ne2, ne3 int64) Tensor {
+func (l *Lib) NewTensor4D(ctx Context, t tensor.Type, ne0, ne1, ne2, ne3 int64) Tensor {
 	return l.newTensor4d(ctx, t, ne0, ne1, ne2, ne3)
 }
 
@@ -735,10 +620,10 @@ func (l *Lib) FP32ToFP16(src []float32) []uint16 {
 }
 
 // OpName returns ggml's name of an op, e.g. "ADD" (ggml_op_name).
-func (l *Lib) OpName(op Op) string { return l.opName(op) }
+func (l *Lib) OpName(op tensor.Op) string { return l.opName(op) }
 
 // TypeName returns ggml's name of a type, e.g. "f32" (ggml_type_name).
-func (l *Lib) TypeName(t Type) string { return l.typeName(t) }
+func (l *Lib) TypeName(t tensor.Type) string { return l.typeName(t) }
 
 // TensorOverhead returns the context memory one tensor header takes (ggml_tensor_overhead).
 func (l *Lib) TensorOverhead() uint64 { return uint64(l.tensorOverhead()) }
@@ -850,8 +735,10 @@ func (l *Lib) TensorGet(t Tensor, data []byte, offset uint64) {
 }
 
 // GraphCompute computes g on the backend (ggml_backend_graph_compute) and returns the
-// ggml_status (StatusSuccess is 0).
-func (l *Lib) GraphCompute(b Backend, g Graph) int { return int(l.graphCompute(b, g)) }
+// ggml_status (tensor.StatusSuccess is 0).
+func (l *Lib) GraphCompute(b Backend, g Graph) tensor.Status {
+	return tensor.Status(l.graphCompute(b, g))
+}
 
 // Synchronize waits for the backend's pending work (ggml_backend_synchronize).
 func (l *Lib) Synchronize(b Backend) { l.synchronize(b) }

@@ -40,20 +40,9 @@ const (
 	ProbeMemTotal          = uintptr(8) << 30                   // total memory the probe device reports
 )
 
-// ggml enum values the tests use (ggml 0.25.1, DESIGN 3.3).
+// Values of our ABI header the tests compare with ggml's behaviour (types and ops come
+// from package tensor, the project's one source of ggml's enums).
 const (
-	TypeF32  = 0  // GGML_TYPE_F32
-	TypeF16  = 1  // GGML_TYPE_F16
-	TypeQ4_0 = 2  // GGML_TYPE_Q4_0
-	TypeQ8_0 = 8  // GGML_TYPE_Q8_0
-	TypeI32  = 26 // GGML_TYPE_I32
-
-	OpNone    = 0  // GGML_OP_NONE
-	OpAdd     = 2  // GGML_OP_ADD
-	OpRMSNorm = 25 // GGML_OP_RMS_NORM
-	OpScale   = 32 // GGML_OP_SCALE
-	OpView    = 37 // GGML_OP_VIEW
-
 	FlagInput   = int32(C.GW_FLAG_INPUT)   // GGML_TENSOR_FLAG_INPUT
 	FlagOutput  = int32(C.GW_FLAG_OUTPUT)  // GGML_TENSOR_FLAG_OUTPUT
 	FlagCompute = int32(C.GW_FLAG_COMPUTE) // GGML_TENSOR_FLAG_COMPUTE
@@ -90,8 +79,27 @@ func TensorOverhead() uintptr { return uintptr(C.ggml_tensor_overhead()) }
 // OpName is the real ggml_op_name.
 func OpName(op int) string { return C.GoString(C.ggml_op_name(C.int(op))) }
 
-// TypeName is the real ggml_type_name.
-func TypeName(typ int) string { return C.GoString(C.ggml_type_name(C.int(typ))) }
+// TypeName is the real ggml_type_name (empty for a NULL name).
+func TypeName(typ int) string { return goString(C.ggml_type_name(C.int(typ))) }
+
+// UnaryOpName is the real ggml_unary_op_name.
+func UnaryOpName(op int) string { return goString(C.ggml_unary_op_name(C.int(op))) }
+
+// GLUOpName is the real ggml_glu_op_name.
+func GLUOpName(op int) string { return goString(C.ggml_glu_op_name(C.int(op))) }
+
+// BlockSize is the real ggml_blck_size: elements per block of a type.
+func BlockSize(typ int) int { return int(C.ggml_blck_size(C.int(typ))) }
+
+// TypeSize is the real ggml_type_size: bytes per block of a type.
+func TypeSize(typ int) int { return int(C.ggml_type_size(C.int(typ))) }
+
+func goString(p *C.char) string {
+	if p == nil {
+		return ""
+	}
+	return C.GoString(p)
+}
 
 // ---------------------------------------------------------------------------------------
 // Contexts, tensors, graphs
@@ -272,10 +280,10 @@ func (g Graph) NNodes() int { return int(C.ggml_graph_n_nodes(g.p)) }
 // Node calls ggml_graph_node (declared in our header); i < 0 counts from the end.
 func (g Graph) Node(i int) Tensor { return Tensor{C.ggml_graph_node(g.p, C.int(i))} }
 
-// RawNNodes reads the internal n_nodes field at offset 4 (DESIGN 3.3).
+// RawNNodes reads the internal n_nodes field at offset 4 (docs/ARCHITECTURE.md).
 func (g Graph) RawNNodes() int { return int(C.abi_graph_raw_n_nodes(g.p)) }
 
-// RawNode reads nodes[i] through the internal nodes pointer at offset 16 (DESIGN 3.3).
+// RawNode reads nodes[i] through the internal nodes pointer at offset 16 (docs/ARCHITECTURE.md).
 func (g Graph) RawNode(i int) Tensor { return Tensor{C.abi_graph_raw_node(g.p, C.int(i))} }
 
 // Ptr is the graph's address.

@@ -43,6 +43,10 @@ size_t ggml_nbytes(const struct ggml_tensor *tensor);
 int64_t ggml_nelements(const struct ggml_tensor *tensor);
 const char *ggml_op_name(int op);
 const char *ggml_type_name(int type);
+const char *ggml_unary_op_name(int op);
+const char *ggml_glu_op_name(int op);
+int64_t ggml_blck_size(int type);
+size_t ggml_type_size(int type);
 
 struct ggml_cgraph *ggml_new_graph(struct ggml_context *ctx);
 void ggml_build_forward_expand(struct ggml_cgraph *cgraph, struct ggml_tensor *tensor);
@@ -246,7 +250,7 @@ struct abi_layout_entry {
 };
 const struct abi_layout_entry *abi_layout(int *n);
 
-/* Internal ggml_cgraph fields at the offsets DESIGN 3.3 names (n_nodes int @4, nodes @16). */
+/* Internal ggml_cgraph fields at the offsets docs/ARCHITECTURE.md section 3 names (n_nodes int @4, nodes @16). */
 int abi_graph_raw_n_nodes(const struct ggml_cgraph *g);
 struct ggml_tensor *abi_graph_raw_node(const struct ggml_cgraph *g, int i);
 

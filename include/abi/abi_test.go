@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/stretchr/testify/require"
 )
 
@@ -60,8 +61,8 @@ func TestTensorSize(t *testing.T) {
 		"ggml_tensor_overhead() - sizeof(ggml_object) is libggml-base's sizeof(struct ggml_tensor)")
 
 	c := newContext(t, true)
-	a := c.NewTensor2D(TypeF32, 4, 4)
-	b := c.NewTensor2D(TypeF32, 4, 4)
+	a := c.NewTensor2D(int(tensor.F32), 4, 4)
+	b := c.NewTensor2D(int(tensor.F32), 4, 4)
 	require.Equal(t, TensorOverhead(), b.Ptr()-a.Ptr(), "consecutive tensors in a no_alloc context")
 }
 
@@ -70,12 +71,12 @@ func TestTensorSize(t *testing.T) {
 func TestTensorFields(t *testing.T) {
 	c := newContext(t, false)
 
-	a := c.NewTensor2D(TypeF16, 7, 5)
-	require.Equal(t, TypeF16, a.Type())
+	a := c.NewTensor2D(int(tensor.F16), 7, 5)
+	require.Equal(t, int(tensor.F16), a.Type())
 	require.Equal(t, "f16", TypeName(a.Type()))
 	require.Equal(t, [4]int64{7, 5, 1, 1}, a.Ne())
 	require.Equal(t, [4]uintptr{2, 14, 70, 70}, a.Nb())
-	require.Equal(t, OpNone, a.Op())
+	require.Equal(t, int(tensor.OpNone), a.Op())
 	require.Equal(t, int32(0), a.Flags())
 	require.Equal(t, uintptr(0), a.BufferPtr())
 	require.Equal(t, uintptr(70), a.NBytes())
@@ -90,14 +91,14 @@ func TestTensorFields(t *testing.T) {
 	require.Zero(t, a.ViewOffs())
 	require.Equal(t, [16]int32{}, a.OpParams())
 
-	q := c.NewTensor4D(TypeQ4_0, 64, 3, 2, 5)
-	require.Equal(t, TypeQ4_0, q.Type())
+	q := c.NewTensor4D(int(tensor.Q4_0), 64, 3, 2, 5)
+	require.Equal(t, int(tensor.Q4_0), q.Type())
 	require.Equal(t, "q4_0", TypeName(q.Type()))
 	require.Equal(t, [4]int64{64, 3, 2, 5}, q.Ne())
 	require.Equal(t, [4]uintptr{18, 36, 108, 216}, q.Nb(), "2 blocks of 18 bytes per row")
 	require.Equal(t, uintptr(1080), q.NBytes())
 
-	f := c.NewTensor4D(TypeF32, 4, 3, 2, 2)
+	f := c.NewTensor4D(int(tensor.F32), 4, 3, 2, 2)
 	require.Equal(t, [4]int64{4, 3, 2, 2}, f.Ne())
 	require.Equal(t, [4]uintptr{4, 16, 48, 96}, f.Nb())
 	require.Equal(t, uintptr(192), f.NBytes())
@@ -118,11 +119,11 @@ func TestTensorFields(t *testing.T) {
 // Op nodes: op, src[], op_params of ops that write them, views, and flags.
 func TestTensorOpsViewsFlags(t *testing.T) {
 	c := newContext(t, false)
-	b := c.NewTensor2D(TypeF32, 8, 4)
-	d := c.NewTensor2D(TypeF32, 8, 4)
+	b := c.NewTensor2D(int(tensor.F32), 8, 4)
+	d := c.NewTensor2D(int(tensor.F32), 8, 4)
 
 	sum := c.Add(b, d)
-	require.Equal(t, OpAdd, sum.Op())
+	require.Equal(t, int(tensor.OpAdd), sum.Op())
 	require.Equal(t, "ADD", OpName(sum.Op()))
 	require.Equal(t, b, sum.Src(0))
 	require.Equal(t, d, sum.Src(1))
@@ -130,20 +131,20 @@ func TestTensorOpsViewsFlags(t *testing.T) {
 	require.Equal(t, [4]int64{8, 4, 1, 1}, sum.Ne())
 
 	rn := c.RMSNorm(b, 1e-5)
-	require.Equal(t, OpRMSNorm, rn.Op())
+	require.Equal(t, int(tensor.OpRMSNorm), rn.Op())
 	require.Equal(t, "RMS_NORM", OpName(rn.Op()))
 	require.Equal(t, float32(1e-5), rn.OpParamF32(0))
 	require.Equal(t, b, rn.Src(0))
 
 	sc := c.ScaleBias(b, 2.5, -0.75)
-	require.Equal(t, OpScale, sc.Op())
+	require.Equal(t, int(tensor.OpScale), sc.Op())
 	require.Equal(t, "SCALE", OpName(sc.Op()))
 	require.Equal(t, float32(2.5), sc.OpParamF32(0))
 	require.Equal(t, float32(-0.75), sc.OpParamF32(1))
 
 	off := 2*b.Nb()[1] + 4
 	v := c.View2D(b, 3, 2, b.Nb()[1], off)
-	require.Equal(t, OpView, v.Op())
+	require.Equal(t, int(tensor.OpView), v.Op())
 	require.Equal(t, "VIEW", OpName(v.Op()))
 	require.Equal(t, b, v.ViewSrc())
 	require.Equal(t, off, v.ViewOffs())
@@ -169,11 +170,11 @@ func TestTensorOpsViewsFlags(t *testing.T) {
 }
 
 // ggml_graph_n_nodes/ggml_graph_node (declared in our header) walk a graph built with
-// ggml_build_forward_expand; the internal cgraph layout DESIGN 3.3 names agrees.
+// ggml_build_forward_expand; the internal cgraph layout docs/ARCHITECTURE.md names agrees.
 func TestGraphWalk(t *testing.T) {
 	c := newContext(t, true)
-	x := c.NewTensor2D(TypeF32, 8, 4)
-	y := c.NewTensor2D(TypeF32, 8, 4)
+	x := c.NewTensor2D(int(tensor.F32), 8, 4)
+	y := c.NewTensor2D(int(tensor.F32), 8, 4)
 	y.SetName("y")
 	rn := c.RMSNorm(x, 1e-6)
 	add := c.Add(rn, y)
@@ -203,7 +204,7 @@ func TestGraphWalk(t *testing.T) {
 	require.Equal(t, 4, g.RawNNodes())
 }
 
-// Every field offset and struct size of our header against DESIGN 3.2/3.3.
+// Every field offset and struct size of our header against docs/ARCHITECTURE.md.
 func TestLayoutOffsets(t *testing.T) {
 	want := map[string]uintptr{
 		"sizeof(ggml_tensor)": 336,
@@ -325,8 +326,8 @@ func TestBufferRoundTrip(t *testing.T) {
 
 	// get_alloc_size: leaves padded, op nodes not
 	c := newContext(t, true)
-	x := c.NewTensor2D(TypeF32, 16, 4) // 256 bytes
-	y := c.NewTensor2D(TypeF32, 16, 4)
+	x := c.NewTensor2D(int(tensor.F32), 16, 4) // 256 bytes
+	y := c.NewTensor2D(int(tensor.F32), 16, 4)
 	node := c.Add(x, y)
 	require.Equal(t, uintptr(256)+ProbeLeafAllocPad, bt.AllocSize(x))
 	require.Equal(t, x.Ptr(), Last().Tensor)
@@ -411,7 +412,7 @@ func TestBufferRoundTrip(t *testing.T) {
 	require.Equal(t, uintptr(1024), hb.Size())
 	require.Equal(t, hbt, hb.Type())
 	require.True(t, hb.IsHost())
-	z := c.NewTensor2D(TypeF32, 16, 4)
+	z := c.NewTensor2D(int(tensor.F32), 16, 4)
 	require.Equal(t, StatusSuccess, hb.AllocTensor(z, 0))
 	zdata := pattern(256, 9)
 	TensorSet(z, zdata, 0)
@@ -482,8 +483,8 @@ func TestRegistryAndDevice(t *testing.T) {
 	require.Equal(t, ProbeBufferType().Ptr(), Last().Buft)
 
 	c := newContext(t, true)
-	a := c.NewTensor2D(TypeF32, 8, 2)
-	h := c.NewTensor2D(TypeF16, 8, 2)
+	a := c.NewTensor2D(int(tensor.F32), 8, 2)
+	h := c.NewTensor2D(int(tensor.F16), 8, 2)
 	add := c.Add(a, a)
 	addF16 := c.Add(h, h)
 	rn := c.RMSNorm(a, 1e-5)
@@ -553,12 +554,12 @@ func TestBackendVtable(t *testing.T) {
 	require.Equal(t, be.Ptr(), Last().Self)
 
 	c := newContext(t, true)
-	x := c.NewTensor2D(TypeF32, 8, 4)
-	y := c.NewTensor2D(TypeF32, 8, 1)
+	x := c.NewTensor2D(int(tensor.F32), 8, 4)
+	y := c.NewTensor2D(int(tensor.F32), 8, 1)
 	rn := c.RMSNorm(x, 1e-5)
 	add := c.Add(rn, y)
 	out := c.ScaleBias(add, 2, 0.5)
-	x2 := c.NewTensor2D(TypeF32, 8, 4)
+	x2 := c.NewTensor2D(int(tensor.F32), 8, 4)
 	require.True(t, be.SupportsOp(add))
 	require.True(t, be.SupportsBuft(ProbeBufferType()))
 	require.True(t, be.OffloadOp(rn))
@@ -642,7 +643,7 @@ func TestBackendVtable(t *testing.T) {
 
 	// the status travels back: an F16 node makes our interpreter return FAILED
 	c2 := newContext(t, true)
-	h := c2.ScaleBias(c2.NewTensor2D(TypeF16, 8, 4), 2, 0)
+	h := c2.ScaleBias(c2.NewTensor2D(int(tensor.F16), 8, 4), 2, 0)
 	g2 := c2.NewGraph()
 	g2.BuildForwardExpand(h)
 	buf2 := AllocCtxTensors(c2, ProbeBufferType())
@@ -672,8 +673,8 @@ func TestSchedulerCompute(t *testing.T) {
 	require.Equal(t, 1, Calls()["device.supports_buft"])
 
 	c := newContext(t, true)
-	x := c.NewTensor2D(TypeF32, 6, 3)
-	y := c.NewTensor2D(TypeF32, 6, 1)
+	x := c.NewTensor2D(int(tensor.F32), 6, 3)
+	y := c.NewTensor2D(int(tensor.F32), 6, 1)
 	x.SetInput()
 	y.SetInput()
 	rn := c.RMSNorm(x, 1e-6)
@@ -766,7 +767,7 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// The built library exports exactly the public API (DESIGN 3.1: a version script keeps the
+// The built library exports exactly the public API (docs/ARCHITECTURE.md: a version script keeps the
 // bundled wgpu-native symbols in), needs libggml-base.so and finds it next to itself.
 func TestLibraryExports(t *testing.T) {
 	lib := filepath.Join(repoRoot(t), "build", "libggml-wgpu.so")

@@ -144,7 +144,11 @@ func main() {
 			}
 			n := it.name
 			if e.lower {
+				// ggml_type_name spells types in lower case, but for the K in k-quants.
 				n = strings.ToLower(n)
+				if strings.HasSuffix(n, "_k") {
+					n = strings.TrimSuffix(n, "_k") + "_K"
+				}
 			}
 			fmt.Fprintf(&b, "\t%d: %q,\n", it.value, n)
 		}
