@@ -3,9 +3,16 @@
 # libraries from npm (@node-llama-cpp/linux-x64@3.22.1) and the ggml headers of the same
 # release into .cache/ggml, and the Go modules. With --peer, also ggml's Vulkan backend
 # (@node-llama-cpp/linux-x64-vulkan@3.22.1) into .cache/ggml/peer, for benchmarks.
+# .cache is a link to the user's cache folder (GGML_WGPU_CACHE, else
+# $XDG_CACHE_HOME/ggml-wgpu or ~/.cache/ggml-wgpu), so every clone reuses the downloads.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache"
+if [ ! -e "$cache" ]; then
+	shared="${GGML_WGPU_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ggml-wgpu}"
+	mkdir -p "$shared"
+	ln -s "$shared" "$cache"
+fi
 ggml="$cache/ggml"
 version=3.22.1
 
