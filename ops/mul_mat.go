@@ -11,11 +11,9 @@ import (
 // mat-vec kernel, more use the tiled kernel.
 
 type mulMatParams struct {
+	A, B, D          [4]uint32 // src0, src1, dst strides
 	M, N, K, Batches uint32
 	Ne2, R2, R3      uint32
-	A0, A1, A2, A3   uint32
-	B0, B1, B2, B3   uint32
-	D0, D1, D2, D3   uint32
 }
 
 // matVecMaxCols is the largest src1 column count that uses the mat-vec kernels.
@@ -85,13 +83,10 @@ func supportsMulMat(t *tensor.Tensor, _ *Limits) bool {
 
 func mulMatParamsOf(t *tensor.Tensor) mulMatParams {
 	a, b := t.Src[0], t.Src[1]
-	as, bs, ds := strides(a), strides(b), strides(t)
 	return mulMatParams{
+		A: strides(a), B: strides(b), D: strides(t),
 		M: uint32(t.Ne[0]), N: uint32(t.Ne[1]), K: uint32(a.Ne[0]), Batches: uint32(t.Ne[2] * t.Ne[3]),
 		Ne2: uint32(t.Ne[2]), R2: uint32(b.Ne[2] / a.Ne[2]), R3: uint32(b.Ne[3] / a.Ne[3]),
-		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
-		B0: bs[0], B1: bs[1], B2: bs[2], B3: bs[3],
-		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
 	}
 }
 
@@ -166,8 +161,7 @@ func LowerMatVecGLU(m1, m2, glu *tensor.Tensor, l *Limits) (ds []Dispatch, ok bo
 	if p.N > matVecMaxCols || !vectorRows(wg) || !vectorRows(wu) || !vectorRows(x) {
 		return nil, false
 	}
-	gs := strides(glu)
-	p.D0, p.D1, p.D2, p.D3 = gs[0], gs[1], gs[2], gs[3]
+	p.D = strides(glu)
 	operands := []wgslOperand{in("src0", wg), in("up", wu), in("src1", x), out("dst", glu)}
 	return []Dispatch{matVec8(p, operands, []*tensor.Tensor{wg, wu, x, glu}, true, l)}, true
 }
@@ -205,7 +199,7 @@ func LowerMulMatPermuteCont(mm, perm, cont *tensor.Tensor, l *Limits) (ds []Disp
 		return nil, false
 	}
 	p := ds[0].Params.(mulMatParams)
-	p.D0, p.D1, p.D2, p.D3 = dst[0], dst[1], dst[2], dst[3]
+	p.D = dst
 	ds[0].Params = p
 	ds[0].Tensors[len(ds[0].Tensors)-1] = cont
 	return ds, true

@@ -11,13 +11,12 @@ import (
 // writes only the MUL's result.
 
 type normParams struct {
-	Rows, Ne0, Ne1, Ne2 uint32
-	A0, A1, A2, A3      uint32
-	D0, D1, D2, D3      uint32
-	Eps                 float32
-	// The MUL operand of the fused form (src1 of the MUL), broadcast like binary ops.
-	We0, We1, We2, We3 uint32
-	W0, W1, W2, W3     uint32
+	Ne, A, D [4]uint32 // dst shape; src0, dst strides
+	// The MUL operand of the fused form (src1 of the MUL), broadcast like binary ops: its
+	// shape and strides.
+	We, W [4]uint32
+	Rows  uint32
+	Eps   float32
 }
 
 func init() {
@@ -38,14 +37,9 @@ func lowerNorm(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 // normDispatch normalises the rows of norm's source into dst, multiplying by w if set.
 func normDispatch(norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
 	a := norm.Src[0]
-	ne, as, ds := dims(dst), strides(a), strides(dst)
+	ne := dims(dst)
 	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
-	p := normParams{
-		Rows: uint32(rows), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
-		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
-		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
-		Eps: math.Float32frombits(uint32(norm.Params[0])),
-	}
+	p := normParams{Ne: ne, A: strides(a), D: strides(dst), Rows: uint32(rows), Eps: math.Float32frombits(uint32(norm.Params[0]))}
 	defs := map[string]string{"RMS": "0", "MUL": "0"}
 	if norm.Op == tensor.OpRMSNorm {
 		defs["RMS"] = "1"
@@ -54,9 +48,7 @@ func normDispatch(norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
 	tensors := []*tensor.Tensor{a}
 	if w != nil {
 		defs["MUL"] = "1"
-		we, ws := dims(w), strides(w)
-		p.We0, p.We1, p.We2, p.We3 = we[0], we[1], we[2], we[3]
-		p.W0, p.W1, p.W2, p.W3 = ws[0], ws[1], ws[2], ws[3]
+		p.We, p.W = dims(w), strides(w)
 		operands = append(operands, in("w", w))
 		tensors = append(tensors, w)
 	}

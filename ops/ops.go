@@ -156,6 +156,8 @@ func elementAligned(t *tensor.Tensor) bool {
 	return true
 }
 
+// dims returns the tensor's shape. With strides, it fills the [4]uint32 shape and stride
+// fields of the parameter structs (vec4<u32> in the kernels).
 func dims(t *tensor.Tensor) [4]uint32 {
 	return [4]uint32{uint32(t.Ne[0]), uint32(t.Ne[1]), uint32(t.Ne[2]), uint32(t.Ne[3])}
 }
