@@ -14,7 +14,9 @@ var binarySymbol = map[tensor.Op]string{tensor.OpAdd: "+", tensor.OpSub: "-", te
 func init() {
 	describeFamily("ADD, SUB, MUL, DIV", "F32", "src1 repeated over any dimension of src0; any strides; in place")
 	for op := range binarySymbol {
-		register(op, family{supportsBinary, lowerBinary})
+		register(op, family{supports: supportsBinary, lower: lowerBinary, examples: func() []*tensor.Tensor {
+			return []*tensor.Tensor{node(op, f32(4, 3), nil, f32(4, 3), f32(4))}
+		}})
 	}
 }
 

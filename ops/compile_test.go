@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
@@ -9,65 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func f32(ne ...int64) *tensor.Tensor { return contiguous(tensor.F32, ne...) }
-
-func contiguous(ty tensor.Type, ne ...int64) *tensor.Tensor {
-	t := &tensor.Tensor{Type: ty, Ne: [4]int64{1, 1, 1, 1}}
-	copy(t.Ne[:], ne)
-	t.Nb[0] = t.TypeSize()
-	for i := 1; i < 4; i++ {
-		t.Nb[i] = t.Nb[i-1] * uint64(t.Ne[i-1])
+// registered returns the registered ops in order.
+func registered() []tensor.Op {
+	ops := make([]tensor.Op, 0, len(families))
+	for op := range families {
+		ops = append(ops, op)
 	}
-	return t
-}
-
-func node(op tensor.Op, dst *tensor.Tensor, params []int32, src ...*tensor.Tensor) *tensor.Tensor {
-	dst.Op = op
-	copy(dst.Params[:], params)
-	copy(dst.Src[:], src)
-	return dst
-}
-
-// variants lowers one node of every kernel variant the ops produce.
-func variants() []*tensor.Tensor {
-	idx := contiguous(tensor.I32, 3)
-	rope := func(mode int32, ty tensor.Type, ff bool) *tensor.Tensor {
-		a := contiguous(ty, 8, 2, 3)
-		var f *tensor.Tensor
-		if ff {
-			f = f32(4)
-		}
-		return node(tensor.OpRope, contiguous(ty, 8, 2, 3), []int32{0, 8, mode, 0, 512, int32(f32bits(10000)), int32(f32bits(1)), 0, int32(f32bits(1)), int32(f32bits(32)), int32(f32bits(1))}, a, contiguous(tensor.I32, 3), f)
-	}
-	return []*tensor.Tensor{
-		node(tensor.OpAdd, f32(4, 3), nil, f32(4, 3), f32(4)),
-		node(tensor.OpSub, f32(4, 3), nil, f32(4, 3), f32(4)),
-		node(tensor.OpMul, f32(4, 3), nil, f32(4, 3), f32(4)),
-		node(tensor.OpDiv, f32(4, 3), nil, f32(4, 3), f32(4)),
-		node(tensor.OpScale, f32(5), []int32{int32(f32bits(2))}, f32(5)),
-		node(tensor.OpUnary, f32(5), []int32{int32(tensor.UnarySILU)}, f32(5)),
-		node(tensor.OpUnary, f32(5), []int32{int32(tensor.UnaryGELU)}, f32(5)),
-		node(tensor.OpCpy, contiguous(tensor.F16, 6), nil, f32(6), contiguous(tensor.F16, 6)),
-		node(tensor.OpCont, f32(6), nil, contiguous(tensor.F16, 6)),
-		node(tensor.OpCont, contiguous(tensor.F16, 6), nil, contiguous(tensor.F16, 6)),
-		node(tensor.OpGetRows, f32(4, 3), nil, contiguous(tensor.F16, 4, 5), idx),
-		node(tensor.OpGetRows, f32(4, 3), nil, f32(4, 5), idx),
-		node(tensor.OpRMSNorm, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2)),
-		node(tensor.OpNorm, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2)),
-		node(tensor.OpSoftMax, f32(7, 2), []int32{int32(f32bits(1))}, f32(7, 2)),
-		node(tensor.OpSoftMax, f32(7, 2), []int32{int32(f32bits(1))}, f32(7, 2), contiguous(tensor.F16, 7, 2)),
-		node(tensor.OpGLU, f32(4, 2), []int32{int32(tensor.GLUSwiGLU)}, f32(8, 2)),
-		node(tensor.OpGLU, f32(4, 2), []int32{int32(tensor.GLUSwiGLU)}, f32(4, 2), f32(4, 2)),
-		node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.F16, 5, 3), f32(5, 2)),
-		node(tensor.OpMulMat, f32(3, 9), nil, f32(5, 3), f32(5, 9)),
-		node(tensor.OpMulMat, f32(3, 1), nil, contiguous(tensor.F16, 16, 3), f32(16, 1)),
-		node(tensor.OpMulMat, f32(3, 4), nil, f32(16, 3), f32(16, 4)),
-		node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.F16, 16, 3), f32(16, 9)),
-		node(tensor.OpSetRows, contiguous(tensor.F16, 4, 6), nil, f32(4, 3), contiguous(tensor.I64, 3)),
-		node(tensor.OpSetRows, f32(4, 6), nil, f32(4, 3), contiguous(tensor.I32, 3)),
-		rope(RopeNormal, tensor.F32, false),
-		rope(RopeNeox, tensor.F16, true),
-	}
+	slices.Sort(ops)
+	return ops
 }
 
 // compiler compiles a spec's WGSL on a device.
@@ -137,14 +87,23 @@ func TestKernelsCompile(t *testing.T) {
 		_, err = cache.Pipeline(ds[0].Spec)
 		require.NoError(t, err, "mat-vec %v", shape)
 	}
-	for _, n := range variants() {
-		require.True(t, Supports(n, l), "supports %s", describe(n))
-		ds, err := Lower(n, l)
-		require.NoError(t, err)
-		for _, d := range ds {
-			_, err := cache.Pipeline(d.Spec)
-			require.NoError(t, err, "%s", d.Spec.Key())
-			require.Len(t, d.Tensors, len(d.Spec.Operands))
+	// Every registered op's examples, which cover its kernel variants.
+	for _, op := range registered() {
+		f := families[op]
+		require.NotNil(t, f.examples, "op %d registers no examples", op)
+		ex := f.examples()
+		require.NotEmpty(t, ex, "op %d registers no examples", op)
+		for _, n := range ex {
+			require.Equal(t, op, n.Op, "an example of op %d", op)
+			require.True(t, Supports(n, l), "supports %s", describe(n))
+			ds, err := Lower(n, l)
+			require.NoError(t, err)
+			require.NotEmpty(t, ds)
+			for _, d := range ds {
+				_, err := cache.Pipeline(d.Spec)
+				require.NoError(t, err, "%s", d.Spec.Key())
+				require.Len(t, d.Tensors, len(d.Spec.Operands))
+			}
 		}
 	}
 }

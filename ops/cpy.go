@@ -13,9 +13,18 @@ type cpyParams struct {
 
 func init() {
 	describeFamily("CPY, CONT, DUP", "F32, F16 to F32, F16", "any strides on both sides, shapes may differ")
-	for _, op := range []tensor.Op{tensor.OpCpy, tensor.OpCont, tensor.OpDup} {
-		register(op, family{supportsCpy, lowerCpy})
-	}
+	register(tensor.OpCpy, family{supports: supportsCpy, lower: lowerCpy, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{node(tensor.OpCpy, contiguous(tensor.F16, 6), nil, f32(6), contiguous(tensor.F16, 6))}
+	}})
+	register(tensor.OpCont, family{supports: supportsCpy, lower: lowerCpy, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpCont, f32(6), nil, contiguous(tensor.F16, 6)),
+			node(tensor.OpCont, contiguous(tensor.F16, 6), nil, contiguous(tensor.F16, 6)),
+		}
+	}})
+	register(tensor.OpDup, family{supports: supportsCpy, lower: lowerCpy, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{node(tensor.OpDup, f32(6), nil, f32(6))}
+	}})
 }
 
 func isFloat(t tensor.Type) bool { return t == tensor.F32 || t == tensor.F16 }

@@ -12,7 +12,12 @@ type getRowsParams struct {
 
 func init() {
 	describeFamily("GET_ROWS", "F32, F16 rows; I32 indices", "batched over dims 2, 3; F32 result")
-	register(tensor.OpGetRows, family{supportsGetRows, lowerGetRows})
+	register(tensor.OpGetRows, family{supports: supportsGetRows, lower: lowerGetRows, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpGetRows, f32(4, 3), nil, contiguous(tensor.F16, 4, 5), contiguous(tensor.I32, 3)),
+			node(tensor.OpGetRows, f32(4, 3), nil, f32(4, 5), contiguous(tensor.I32, 3)),
+		}
+	}})
 }
 
 func supportsGetRows(t *tensor.Tensor, _ *Limits) bool {

@@ -12,7 +12,12 @@ type gluParams struct {
 
 func init() {
 	describeFamily("GLU (SWIGLU)", "F32", "fused (swapped too) and split forms")
-	register(tensor.OpGLU, family{supportsGLU, lowerGLU})
+	register(tensor.OpGLU, family{supports: supportsGLU, lower: lowerGLU, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpGLU, f32(4, 2), []int32{int32(tensor.GLUSwiGLU)}, f32(8, 2)),
+			node(tensor.OpGLU, f32(4, 2), []int32{int32(tensor.GLUSwiGLU)}, f32(4, 2), f32(4, 2)),
+		}
+	}})
 }
 
 func supportsGLU(t *tensor.Tensor, _ *Limits) bool {

@@ -64,7 +64,15 @@ func vectorRows(t *tensor.Tensor) bool {
 
 func init() {
 	describeFamily("MUL_MAT", "F32, F16 x F32", "batched, src0 broadcast over dims 2, 3; any strides")
-	register(tensor.OpMulMat, family{supportsMulMat, lowerMulMat})
+	register(tensor.OpMulMat, family{supports: supportsMulMat, lower: lowerMulMat, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.F16, 5, 3), f32(5, 2)),   // mat-vec
+			node(tensor.OpMulMat, f32(3, 9), nil, f32(5, 3), f32(5, 9)),                      // tiled
+			node(tensor.OpMulMat, f32(3, 1), nil, contiguous(tensor.F16, 16, 3), f32(16, 1)), // vectorised mat-vec
+			node(tensor.OpMulMat, f32(3, 4), nil, f32(16, 3), f32(16, 4)),
+			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.F16, 16, 3), f32(16, 9)), // tiled, vectorised loads
+		}
+	}})
 }
 
 func supportsMulMat(t *tensor.Tensor, _ *Limits) bool {

@@ -21,8 +21,11 @@ type normParams struct {
 
 func init() {
 	describeFamily("RMS_NORM, NORM", "F32", "any strides; in place; fused with a following MUL")
-	register(tensor.OpRMSNorm, family{supportsNorm, lowerNorm})
-	register(tensor.OpNorm, family{supportsNorm, lowerNorm})
+	for _, op := range []tensor.Op{tensor.OpRMSNorm, tensor.OpNorm} {
+		register(op, family{supports: supportsNorm, lower: lowerNorm, examples: func() []*tensor.Tensor {
+			return []*tensor.Tensor{node(op, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2))}
+		}})
+	}
 }
 
 func supportsNorm(t *tensor.Tensor, _ *Limits) bool {

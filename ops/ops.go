@@ -1,3 +1,6 @@
+// Package ops lowers ggml nodes into compute dispatches, one file per op family: each
+// registers, for its ops, what it supports, how it lowers, and example nodes that cover its
+// kernel variants (the compile test builds them all).
 package ops
 
 import (
@@ -30,10 +33,13 @@ type Limits struct {
 	MatVecRows, MatVecWG int
 }
 
-// family is what each op file provides.
+// family is what each op file registers for an op.
 type family struct {
 	supports func(t *tensor.Tensor, l *Limits) bool
 	lower    func(t *tensor.Tensor, l *Limits) ([]Dispatch, error)
+	// examples returns nodes of the op, together covering every kernel variant its
+	// lowering produces; the compile test lowers them and builds the kernels.
+	examples func() []*tensor.Tensor
 }
 
 var (

@@ -25,7 +25,19 @@ type ropeParams struct {
 
 func init() {
 	describeFamily("ROPE", "F32, F16", "NORMAL and NEOX modes, YaRN, frequency factors; in place")
-	register(tensor.OpRope, family{supportsRope, lowerRope})
+	register(tensor.OpRope, family{supports: supportsRope, lower: lowerRope, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{ropeExample(RopeNormal, tensor.F32, false), ropeExample(RopeNeox, tensor.F16, true)}
+	}})
+}
+
+// ropeExample is a ROPE node of the given mode and type, with frequency factors if ff.
+func ropeExample(mode int32, ty tensor.Type, ff bool) *tensor.Tensor {
+	var f *tensor.Tensor
+	if ff {
+		f = f32(4)
+	}
+	params := []int32{0, 8, mode, 0, 512, int32(f32bits(10000)), int32(f32bits(1)), 0, int32(f32bits(1)), int32(f32bits(32)), int32(f32bits(1))}
+	return node(tensor.OpRope, contiguous(ty, 8, 2, 3), params, contiguous(ty, 8, 2, 3), contiguous(tensor.I32, 3), f)
 }
 
 func supportsRope(t *tensor.Tensor, _ *Limits) bool {

@@ -12,7 +12,12 @@ type setRowsParams struct {
 
 func init() {
 	describeFamily("SET_ROWS", "F32, F16 to F32, F16; I32, I64 indices", "indices broadcast over dims 2, 3")
-	register(tensor.OpSetRows, family{supportsSetRows, lowerSetRows})
+	register(tensor.OpSetRows, family{supports: supportsSetRows, lower: lowerSetRows, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpSetRows, contiguous(tensor.F16, 4, 6), nil, f32(4, 3), contiguous(tensor.I64, 3)),
+			node(tensor.OpSetRows, f32(4, 6), nil, f32(4, 3), contiguous(tensor.I32, 3)),
+		}
+	}})
 }
 
 func supportsSetRows(t *tensor.Tensor, _ *Limits) bool {

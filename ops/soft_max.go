@@ -20,7 +20,12 @@ type softMaxParams struct {
 
 func init() {
 	describeFamily("SOFT_MAX", "F32; mask F32 or F16", "scale, broadcast mask, ALiBi (max_bias); no sinks")
-	register(tensor.OpSoftMax, family{supportsSoftMax, lowerSoftMax})
+	register(tensor.OpSoftMax, family{supports: supportsSoftMax, lower: lowerSoftMax, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpSoftMax, f32(7, 2), []int32{int32(f32bits(1))}, f32(7, 2)),
+			node(tensor.OpSoftMax, f32(7, 2), []int32{int32(f32bits(1))}, f32(7, 2), contiguous(tensor.F16, 7, 2)), // masked
+		}
+	}})
 }
 
 func supportsSoftMax(t *tensor.Tensor, _ *Limits) bool {

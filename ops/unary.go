@@ -19,8 +19,15 @@ var unaryKernels = map[tensor.UnaryOp]string{tensor.UnarySILU: "SILU", tensor.Un
 func init() {
 	describeFamily("SCALE", "F32", "scale and bias; any strides")
 	describeFamily("UNARY (SILU, GELU)", "F32", "any strides; GELU matches the CPU's f16 table")
-	register(tensor.OpScale, family{supportsUnary, lowerUnary})
-	register(tensor.OpUnary, family{supportsUnary, lowerUnary})
+	register(tensor.OpScale, family{supports: supportsUnary, lower: lowerUnary, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{node(tensor.OpScale, f32(5), []int32{int32(f32bits(2))}, f32(5))}
+	}})
+	register(tensor.OpUnary, family{supports: supportsUnary, lower: lowerUnary, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpUnary, f32(5), []int32{int32(tensor.UnarySILU)}, f32(5)),
+			node(tensor.OpUnary, f32(5), []int32{int32(tensor.UnaryGELU)}, f32(5)),
+		}
+	}})
 }
 
 func supportsUnary(t *tensor.Tensor, _ *Limits) bool {
