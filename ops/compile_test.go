@@ -20,6 +20,17 @@ func registered() []tensor.Op {
 	return ops
 }
 
+// fusion returns the fusion row of the given name.
+func fusion(t *testing.T, name string) *Fusion {
+	for i, f := range Fusions() {
+		if f.Name == name {
+			return &Fusions()[i]
+		}
+	}
+	t.Fatalf("no fusion %q", name)
+	return nil
+}
+
 // compiler compiles a spec's WGSL on a device.
 type compiler struct{ dev *gpu.Device }
 
@@ -42,25 +53,27 @@ func TestKernelsCompile(t *testing.T) {
 	defer dev.Close()
 	cache := compiler{dev}
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
+	normMul := fusion(t, "norm+mul")
 	norm := node(tensor.OpRMSNorm, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2))
 	mul := node(tensor.OpMul, f32(7, 2), nil, norm, f32(7))
-	fused, ok := LowerNormMul(norm, mul, l)
-	require.True(t, ok)
+	require.True(t, normMul.Applies([]*tensor.Tensor{norm, mul}, l))
+	fused, err := normMul.Lower([]*tensor.Tensor{norm, mul}, l)
+	require.NoError(t, err)
 	_, err = cache.Pipeline(fused[0].Spec)
 	require.NoError(t, err)
-	_, ok = LowerNormMul(norm, node(tensor.OpAdd, f32(7, 2), nil, norm, f32(7)), l)
-	require.False(t, ok, "only MUL fuses")
+	require.False(t, normMul.Applies([]*tensor.Tensor{norm, node(tensor.OpAdd, f32(7, 2), nil, norm, f32(7))}, l), "only MUL fuses")
+	gluRow := fusion(t, "mul_mat+mul_mat+glu")
 	x := f32(64, 2)
 	up := node(tensor.OpMulMat, f32(9, 2), nil, contiguous(tensor.F16, 64, 9), x)
 	gate := node(tensor.OpMulMat, f32(9, 2), nil, contiguous(tensor.F16, 64, 9), x)
 	glu := node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
-	fusedGLU, ok := LowerMatVecGLU(up, gate, glu, l)
-	require.True(t, ok)
+	require.True(t, gluRow.Applies([]*tensor.Tensor{up, gate, glu}, l))
+	fusedGLU, err := gluRow.Lower([]*tensor.Tensor{up, gate, glu}, l)
+	require.NoError(t, err)
 	require.Len(t, fusedGLU[0].Tensors, 4)
 	_, err = cache.Pipeline(fusedGLU[0].Spec)
 	require.NoError(t, err)
-	_, ok = LowerMatVecGLU(up, gate, node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, f32(9, 2)), l)
-	require.False(t, ok, "the GLU must read both products")
+	require.False(t, gluRow.Applies([]*tensor.Tensor{up, gate, node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, f32(9, 2))}, l), "the GLU must read both products")
 	for _, n := range []int64{7, 300, 4096} {
 		lt := *l
 		lt.MaxGroupSize = 1024
@@ -104,6 +117,27 @@ func TestKernelsCompile(t *testing.T) {
 				require.NoError(t, err, "%s", d.Spec.Key())
 				require.Len(t, d.Tensors, len(d.Spec.Operands))
 			}
+		}
+	}
+	// Every fusion row's example; longer patterns are tried first.
+	for i, f := range Fusions() {
+		if i > 0 {
+			require.LessOrEqual(t, len(f.Ops), len(Fusions()[i-1].Ops), "fusion %s: longer patterns first", f.Name)
+		}
+		for _, k := range f.Private {
+			require.Less(t, k, len(f.Ops)-1, "fusion %s: the last node's result is written", f.Name)
+		}
+		require.NotNil(t, f.Example, "fusion %s has no example", f.Name)
+		ex := f.Example()
+		require.True(t, f.Applies(ex, l), "fusion %s applies to its example", f.Name)
+		ds, err := f.Lower(ex, l)
+		require.NoError(t, err, f.Name)
+		require.NotEmpty(t, ds)
+		for _, d := range ds {
+			_, err := cache.Pipeline(d.Spec)
+			require.NoError(t, err, "%s: %s", f.Name, d.Spec.Key())
+			require.Len(t, d.Tensors, len(d.Spec.Operands))
+			require.Same(t, ex[len(ex)-1], d.Tensors[len(d.Tensors)-1], "fusion %s computes its last node", f.Name)
 		}
 	}
 }

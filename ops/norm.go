@@ -61,22 +61,23 @@ func normDispatch(norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(rows, l)}}
 }
 
-// LowerNormMul lowers the pair norm -> mul (mul = norm * w, w repeated over norm's shape)
-// as one dispatch that writes only mul. ok is false when the pair does not qualify; the
-// caller must also know that nothing else reads norm.
-func LowerNormMul(norm, mul *tensor.Tensor, l *Limits) (ds []Dispatch, ok bool) {
-	if (norm.Op != tensor.OpRMSNorm && norm.Op != tensor.OpNorm) || mul.Op != tensor.OpMul || mul.Src[0] != norm || mul.Src[1] == norm {
-		return nil, false
-	}
-	if !Supports(norm, l) || !Supports(mul, l) {
-		return nil, false
+// guardNormMul admits the pair norm -> mul (mul = norm * w, w repeated over norm's shape).
+func guardNormMul(n []*tensor.Tensor, l *Limits) bool {
+	norm, mul := n[0], n[1]
+	if mul.Src[0] != norm || mul.Src[1] == norm || !Supports(norm, l) || !Supports(mul, l) {
+		return false
 	}
 	// Each element is read and written by the same invocation, so the result may replace
 	// an input exactly, but not overlap it any other way.
 	for _, r := range []*tensor.Tensor{norm.Src[0], mul.Src[1]} {
 		if overlaps(mul, r) && !sameLayout(mul, r) {
-			return nil, false
+			return false
 		}
 	}
-	return normDispatch(norm, mul.Src[1], mul, l), true
+	return true
+}
+
+// lowerNormMul lowers the pair as one dispatch that writes only mul.
+func lowerNormMul(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
+	return normDispatch(n[0], n[1].Src[1], n[1], l), nil
 }

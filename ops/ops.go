@@ -1,6 +1,7 @@
 // Package ops lowers ggml nodes into compute dispatches, one file per op family: each
 // registers, for its ops, what it supports, how it lowers, and example nodes that cover its
-// kernel variants (the compile test builds them all).
+// kernel variants (the compile test builds them all). Fusions of consecutive nodes are the
+// rows of one table (fusion.go), which the scheduler tries at every node.
 package ops
 
 import (

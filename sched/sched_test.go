@@ -155,6 +155,7 @@ func TestFusesMulMatPermuteCont(t *testing.T) {
 	p, err := Build([]*tensor.Tensor{kqv, perm, cont}, limits)
 	require.NoError(t, err)
 	require.Equal(t, 1, p.Fused)
+	require.Equal(t, 1, p.Skipped, "the PERMUTE needs no work of its own")
 	require.Len(t, p.Steps, 1)
 	d := p.Steps[0].Dispatch
 	require.Same(t, cont, d.Tensors[len(d.Tensors)-1])
