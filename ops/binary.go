@@ -5,11 +5,8 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 // ADD, SUB, MUL, DIV: dst = src0 op src1, src1 repeated over src0 (f32).
 
 type binaryParams struct {
-	N, Ne0, Ne1, Ne2   uint32
-	A0, A1, A2, A3     uint32
-	Be0, Be1, Be2, Be3 uint32
-	B0, B1, B2, B3     uint32
-	D0, D1, D2, D3     uint32
+	Ne, A, Be, B, D [4]uint32 // dst shape; src0 strides; src1 shape, strides; dst strides
+	N               uint32
 }
 
 var binarySymbol = map[tensor.Op]string{tensor.OpAdd: "+", tensor.OpSub: "-", tensor.OpMul: "*", tensor.OpDiv: "/"}
@@ -17,7 +14,9 @@ var binarySymbol = map[tensor.Op]string{tensor.OpAdd: "+", tensor.OpSub: "-", te
 func init() {
 	describeFamily("ADD, SUB, MUL, DIV", "F32", "src1 repeated over any dimension of src0; any strides; in place")
 	for op := range binarySymbol {
-		register(op, family{supportsBinary, lowerBinary})
+		register(op, family{supports: supportsBinary, lower: lowerBinary, examples: func() []*tensor.Tensor {
+			return []*tensor.Tensor{node(op, f32(4, 3), nil, f32(4, 3), f32(4))}
+		}})
 	}
 }
 
@@ -36,14 +35,7 @@ func supportsBinary(t *tensor.Tensor, _ *Limits) bool {
 
 func lowerBinary(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
-	ne, as, be, bs, ds := dims(t), strides(a), dims(b), strides(b), strides(t)
-	p := binaryParams{
-		N: uint32(t.Elems()), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
-		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
-		Be0: be[0], Be1: be[1], Be2: be[2], Be3: be[3],
-		B0: bs[0], B1: bs[1], B2: bs[2], B3: bs[3],
-		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
-	}
+	p := binaryParams{Ne: dims(t), A: strides(a), Be: dims(b), B: strides(b), D: strides(t), N: uint32(t.Elems())}
 	s := spec("binary", wgElementwise, p, map[string]string{"OP": binarySymbol[t.Op]},
 		in("src0", a), in("src1", b), out("dst", t))
 	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil

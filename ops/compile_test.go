@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
@@ -9,65 +10,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func f32(ne ...int64) *tensor.Tensor { return contiguous(tensor.F32, ne...) }
-
-func contiguous(ty tensor.Type, ne ...int64) *tensor.Tensor {
-	t := &tensor.Tensor{Type: ty, Ne: [4]int64{1, 1, 1, 1}}
-	copy(t.Ne[:], ne)
-	t.Nb[0] = t.TypeSize()
-	for i := 1; i < 4; i++ {
-		t.Nb[i] = t.Nb[i-1] * uint64(t.Ne[i-1])
+// registered returns the registered ops in order.
+func registered() []tensor.Op {
+	ops := make([]tensor.Op, 0, len(families))
+	for op := range families {
+		ops = append(ops, op)
 	}
-	return t
+	slices.Sort(ops)
+	return ops
 }
 
-func node(op tensor.Op, dst *tensor.Tensor, params []int32, src ...*tensor.Tensor) *tensor.Tensor {
-	dst.Op = op
-	copy(dst.Params[:], params)
-	copy(dst.Src[:], src)
-	return dst
-}
-
-// variants lowers one node of every kernel variant the ops produce.
-func variants() []*tensor.Tensor {
-	idx := contiguous(tensor.I32, 3)
-	rope := func(mode int32, ty tensor.Type, ff bool) *tensor.Tensor {
-		a := contiguous(ty, 8, 2, 3)
-		var f *tensor.Tensor
-		if ff {
-			f = f32(4)
+// fusion returns the fusion row of the given name.
+func fusion(t *testing.T, name string) *Fusion {
+	for i, f := range Fusions() {
+		if f.Name == name {
+			return &Fusions()[i]
 		}
-		return node(tensor.OpRope, contiguous(ty, 8, 2, 3), []int32{0, 8, mode, 0, 512, int32(f32bits(10000)), int32(f32bits(1)), 0, int32(f32bits(1)), int32(f32bits(32)), int32(f32bits(1))}, a, contiguous(tensor.I32, 3), f)
 	}
-	return []*tensor.Tensor{
-		node(tensor.OpAdd, f32(4, 3), nil, f32(4, 3), f32(4)),
-		node(tensor.OpSub, f32(4, 3), nil, f32(4, 3), f32(4)),
-		node(tensor.OpMul, f32(4, 3), nil, f32(4, 3), f32(4)),
-		node(tensor.OpDiv, f32(4, 3), nil, f32(4, 3), f32(4)),
-		node(tensor.OpScale, f32(5), []int32{int32(f32bits(2))}, f32(5)),
-		node(tensor.OpUnary, f32(5), []int32{int32(tensor.UnarySILU)}, f32(5)),
-		node(tensor.OpUnary, f32(5), []int32{int32(tensor.UnaryGELU)}, f32(5)),
-		node(tensor.OpCpy, contiguous(tensor.F16, 6), nil, f32(6), contiguous(tensor.F16, 6)),
-		node(tensor.OpCont, f32(6), nil, contiguous(tensor.F16, 6)),
-		node(tensor.OpCont, contiguous(tensor.F16, 6), nil, contiguous(tensor.F16, 6)),
-		node(tensor.OpGetRows, f32(4, 3), nil, contiguous(tensor.F16, 4, 5), idx),
-		node(tensor.OpGetRows, f32(4, 3), nil, f32(4, 5), idx),
-		node(tensor.OpRMSNorm, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2)),
-		node(tensor.OpNorm, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2)),
-		node(tensor.OpSoftMax, f32(7, 2), []int32{int32(f32bits(1))}, f32(7, 2)),
-		node(tensor.OpSoftMax, f32(7, 2), []int32{int32(f32bits(1))}, f32(7, 2), contiguous(tensor.F16, 7, 2)),
-		node(tensor.OpGLU, f32(4, 2), []int32{int32(tensor.GLUSwiGLU)}, f32(8, 2)),
-		node(tensor.OpGLU, f32(4, 2), []int32{int32(tensor.GLUSwiGLU)}, f32(4, 2), f32(4, 2)),
-		node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.F16, 5, 3), f32(5, 2)),
-		node(tensor.OpMulMat, f32(3, 9), nil, f32(5, 3), f32(5, 9)),
-		node(tensor.OpMulMat, f32(3, 1), nil, contiguous(tensor.F16, 16, 3), f32(16, 1)),
-		node(tensor.OpMulMat, f32(3, 4), nil, f32(16, 3), f32(16, 4)),
-		node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.F16, 16, 3), f32(16, 9)),
-		node(tensor.OpSetRows, contiguous(tensor.F16, 4, 6), nil, f32(4, 3), contiguous(tensor.I64, 3)),
-		node(tensor.OpSetRows, f32(4, 6), nil, f32(4, 3), contiguous(tensor.I32, 3)),
-		rope(RopeNormal, tensor.F32, false),
-		rope(RopeNeox, tensor.F16, true),
-	}
+	t.Fatalf("no fusion %q", name)
+	return nil
 }
 
 // compiler compiles a spec's WGSL on a device.
@@ -92,25 +53,27 @@ func TestKernelsCompile(t *testing.T) {
 	defer dev.Close()
 	cache := compiler{dev}
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
+	normMul := fusion(t, "norm+mul")
 	norm := node(tensor.OpRMSNorm, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2))
 	mul := node(tensor.OpMul, f32(7, 2), nil, norm, f32(7))
-	fused, ok := LowerNormMul(norm, mul, l)
-	require.True(t, ok)
+	require.True(t, normMul.Applies([]*tensor.Tensor{norm, mul}, l))
+	fused, err := normMul.Lower([]*tensor.Tensor{norm, mul}, l)
+	require.NoError(t, err)
 	_, err = cache.Pipeline(fused[0].Spec)
 	require.NoError(t, err)
-	_, ok = LowerNormMul(norm, node(tensor.OpAdd, f32(7, 2), nil, norm, f32(7)), l)
-	require.False(t, ok, "only MUL fuses")
+	require.False(t, normMul.Applies([]*tensor.Tensor{norm, node(tensor.OpAdd, f32(7, 2), nil, norm, f32(7))}, l), "only MUL fuses")
+	gluRow := fusion(t, "mul_mat+mul_mat+glu")
 	x := f32(64, 2)
 	up := node(tensor.OpMulMat, f32(9, 2), nil, contiguous(tensor.F16, 64, 9), x)
 	gate := node(tensor.OpMulMat, f32(9, 2), nil, contiguous(tensor.F16, 64, 9), x)
 	glu := node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
-	fusedGLU, ok := LowerMatVecGLU(up, gate, glu, l)
-	require.True(t, ok)
+	require.True(t, gluRow.Applies([]*tensor.Tensor{up, gate, glu}, l))
+	fusedGLU, err := gluRow.Lower([]*tensor.Tensor{up, gate, glu}, l)
+	require.NoError(t, err)
 	require.Len(t, fusedGLU[0].Tensors, 4)
 	_, err = cache.Pipeline(fusedGLU[0].Spec)
 	require.NoError(t, err)
-	_, ok = LowerMatVecGLU(up, gate, node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, f32(9, 2)), l)
-	require.False(t, ok, "the GLU must read both products")
+	require.False(t, gluRow.Applies([]*tensor.Tensor{up, gate, node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, f32(9, 2))}, l), "the GLU must read both products")
 	for _, n := range []int64{7, 300, 4096} {
 		lt := *l
 		lt.MaxGroupSize = 1024
@@ -137,14 +100,44 @@ func TestKernelsCompile(t *testing.T) {
 		_, err = cache.Pipeline(ds[0].Spec)
 		require.NoError(t, err, "mat-vec %v", shape)
 	}
-	for _, n := range variants() {
-		require.True(t, Supports(n, l), "supports %s", describe(n))
-		ds, err := Lower(n, l)
-		require.NoError(t, err)
+	// Every registered op's examples, which cover its kernel variants.
+	for _, op := range registered() {
+		f := families[op]
+		require.NotNil(t, f.examples, "op %d registers no examples", op)
+		ex := f.examples()
+		require.NotEmpty(t, ex, "op %d registers no examples", op)
+		for _, n := range ex {
+			require.Equal(t, op, n.Op, "an example of op %d", op)
+			require.True(t, Supports(n, l), "supports %s", describe(n))
+			ds, err := Lower(n, l)
+			require.NoError(t, err)
+			require.NotEmpty(t, ds)
+			for _, d := range ds {
+				_, err := cache.Pipeline(d.Spec)
+				require.NoError(t, err, "%s", d.Spec.Key())
+				require.Len(t, d.Tensors, len(d.Spec.Operands))
+			}
+		}
+	}
+	// Every fusion row's example; longer patterns are tried first.
+	for i, f := range Fusions() {
+		if i > 0 {
+			require.LessOrEqual(t, len(f.Ops), len(Fusions()[i-1].Ops), "fusion %s: longer patterns first", f.Name)
+		}
+		for _, k := range f.Private {
+			require.Less(t, k, len(f.Ops)-1, "fusion %s: the last node's result is written", f.Name)
+		}
+		require.NotNil(t, f.Example, "fusion %s has no example", f.Name)
+		ex := f.Example()
+		require.True(t, f.Applies(ex, l), "fusion %s applies to its example", f.Name)
+		ds, err := f.Lower(ex, l)
+		require.NoError(t, err, f.Name)
+		require.NotEmpty(t, ds)
 		for _, d := range ds {
 			_, err := cache.Pipeline(d.Spec)
-			require.NoError(t, err, "%s", d.Spec.Key())
+			require.NoError(t, err, "%s: %s", f.Name, d.Spec.Key())
 			require.Len(t, d.Tensors, len(d.Spec.Operands))
+			require.Same(t, ex[len(ex)-1], d.Tensors[len(d.Tensors)-1], "fusion %s computes its last node", f.Name)
 		}
 	}
 }

@@ -6,15 +6,18 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 // rows I32, dst F32.
 
 type getRowsParams struct {
-	N, Ne0, Ne1, Ne2 uint32
-	A0, A1, A2, A3   uint32
-	B0, B1, B2       uint32
-	D0, D1, D2, D3   uint32
+	Ne, A, B, D [4]uint32 // dst shape; src0, rows (dims 0..2), dst strides
+	N           uint32
 }
 
 func init() {
 	describeFamily("GET_ROWS", "F32, F16 rows; I32 indices", "batched over dims 2, 3; F32 result")
-	register(tensor.OpGetRows, family{supportsGetRows, lowerGetRows})
+	register(tensor.OpGetRows, family{supports: supportsGetRows, lower: lowerGetRows, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpGetRows, f32(4, 3), nil, contiguous(tensor.F16, 4, 5), contiguous(tensor.I32, 3)),
+			node(tensor.OpGetRows, f32(4, 3), nil, f32(4, 5), contiguous(tensor.I32, 3)),
+		}
+	}})
 }
 
 func supportsGetRows(t *tensor.Tensor, _ *Limits) bool {
@@ -30,13 +33,7 @@ func supportsGetRows(t *tensor.Tensor, _ *Limits) bool {
 
 func lowerGetRows(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
-	ne, as, bs, ds := dims(t), strides(a), strides(b), strides(t)
-	p := getRowsParams{
-		N: uint32(t.Elems()), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
-		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
-		B0: bs[0], B1: bs[1], B2: bs[2],
-		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
-	}
+	p := getRowsParams{Ne: dims(t), A: strides(a), B: strides(b), D: strides(t), N: uint32(t.Elems())}
 	s := spec("get_rows", wgElementwise, p, nil, in("src0", a), in("src1", b), out("dst", t))
 	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
 }

@@ -6,16 +6,18 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 // swaps them) and split (a = src0, b = src1) forms; f32.
 
 type gluParams struct {
-	N, Ne0, Ne1, Ne2 uint32
-	A0, A1, A2, A3   uint32
-	B0, B1, B2, B3   uint32
-	D0, D1, D2, D3   uint32
-	AOff, BOff       uint32
+	Ne, A, B, D   [4]uint32 // dst shape; a, b, dst strides
+	N, AOff, BOff uint32
 }
 
 func init() {
 	describeFamily("GLU (SWIGLU)", "F32", "fused (swapped too) and split forms")
-	register(tensor.OpGLU, family{supportsGLU, lowerGLU})
+	register(tensor.OpGLU, family{supports: supportsGLU, lower: lowerGLU, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpGLU, f32(4, 2), []int32{int32(tensor.GLUSwiGLU)}, f32(8, 2)),
+			node(tensor.OpGLU, f32(4, 2), []int32{int32(tensor.GLUSwiGLU)}, f32(4, 2), f32(4, 2)),
+		}
+	}})
 }
 
 func supportsGLU(t *tensor.Tensor, _ *Limits) bool {
@@ -31,25 +33,19 @@ func supportsGLU(t *tensor.Tensor, _ *Limits) bool {
 
 func lowerGLU(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
-	ne, as, ds := dims(t), strides(a), strides(t)
-	p := gluParams{
-		N: uint32(t.Elems()), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
-		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
-		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
-	}
+	p := gluParams{Ne: dims(t), A: strides(a), D: strides(t), N: uint32(t.Elems())}
 	defs := map[string]string{"SPLIT": "0"}
 	operands := []wgslOperand{in("src0", a)}
 	tensors := []*tensor.Tensor{a}
 	if b == nil {
-		p.B0, p.B1, p.B2, p.B3 = as[0], as[1], as[2], as[3]
-		p.BOff = ne[0] * as[0]
+		p.B = p.A
+		p.BOff = p.Ne[0] * p.A[0]
 		if t.Params[1] != 0 {
 			p.AOff, p.BOff = p.BOff, 0
 		}
 	} else {
 		defs["SPLIT"] = "1"
-		bs := strides(b)
-		p.B0, p.B1, p.B2, p.B3 = bs[0], bs[1], bs[2], bs[3]
+		p.B = strides(b)
 		operands = append(operands, in("src1", b))
 		tensors = append(tensors, b)
 	}

@@ -11,11 +11,9 @@ import (
 // mat-vec kernel, more use the tiled kernel.
 
 type mulMatParams struct {
+	A, B, D          [4]uint32 // src0, src1, dst strides
 	M, N, K, Batches uint32
 	Ne2, R2, R3      uint32
-	A0, A1, A2, A3   uint32
-	B0, B1, B2, B3   uint32
-	D0, D1, D2, D3   uint32
 }
 
 // matVecMaxCols is the largest src1 column count that uses the mat-vec kernels.
@@ -66,7 +64,15 @@ func vectorRows(t *tensor.Tensor) bool {
 
 func init() {
 	describeFamily("MUL_MAT", "F32, F16 x F32", "batched, src0 broadcast over dims 2, 3; any strides")
-	register(tensor.OpMulMat, family{supportsMulMat, lowerMulMat})
+	register(tensor.OpMulMat, family{supports: supportsMulMat, lower: lowerMulMat, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.F16, 5, 3), f32(5, 2)),   // mat-vec
+			node(tensor.OpMulMat, f32(3, 9), nil, f32(5, 3), f32(5, 9)),                      // tiled
+			node(tensor.OpMulMat, f32(3, 1), nil, contiguous(tensor.F16, 16, 3), f32(16, 1)), // vectorised mat-vec
+			node(tensor.OpMulMat, f32(3, 4), nil, f32(16, 3), f32(16, 4)),
+			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.F16, 16, 3), f32(16, 9)), // tiled, vectorised loads
+		}
+	}})
 }
 
 func supportsMulMat(t *tensor.Tensor, _ *Limits) bool {
@@ -85,13 +91,10 @@ func supportsMulMat(t *tensor.Tensor, _ *Limits) bool {
 
 func mulMatParamsOf(t *tensor.Tensor) mulMatParams {
 	a, b := t.Src[0], t.Src[1]
-	as, bs, ds := strides(a), strides(b), strides(t)
 	return mulMatParams{
+		A: strides(a), B: strides(b), D: strides(t),
 		M: uint32(t.Ne[0]), N: uint32(t.Ne[1]), K: uint32(a.Ne[0]), Batches: uint32(t.Ne[2] * t.Ne[3]),
 		Ne2: uint32(t.Ne[2]), R2: uint32(b.Ne[2] / a.Ne[2]), R3: uint32(b.Ne[3] / a.Ne[3]),
-		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
-		B0: bs[0], B1: bs[1], B2: bs[2], B3: bs[3],
-		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
 	}
 }
 
@@ -137,76 +140,96 @@ func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, g
 	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks*uint64(p.Batches), l)}
 }
 
-// LowerMatVecGLU lowers llama's feed-forward gate: two MUL_MATs of the same src1 (one of
+// guardMatVecGLU admits llama's feed-forward gate: two MUL_MATs of the same src1 (one of
 // them the gate, the other the up projection, in either order) and the split SWIGLU that
-// alone reads both, as one mat-vec dispatch writing only the GLU result. ok is false when
-// the three nodes do not qualify; the caller must also know that nothing else reads the
-// two products.
-func LowerMatVecGLU(m1, m2, glu *tensor.Tensor, l *Limits) (ds []Dispatch, ok bool) {
-	if m1.Op != tensor.OpMulMat || m2.Op != tensor.OpMulMat || glu.Op != tensor.OpGLU || glu.GLUOp() != tensor.GLUSwiGLU || glu.Params[1] != 0 {
-		return nil, false
+// reads both, all three small enough for the vectorised mat-vec kernel.
+func guardMatVecGLU(n []*tensor.Tensor, l *Limits) bool {
+	m1, m2, glu := n[0], n[1], n[2]
+	if glu.GLUOp() != tensor.GLUSwiGLU || glu.Params[1] != 0 {
+		return false
 	}
 	gate, up := glu.Src[0], glu.Src[1]
 	if !(gate == m1 && up == m2) && !(gate == m2 && up == m1) {
-		return nil, false
+		return false
 	}
 	if gate.Src[1] != up.Src[1] || gate.Src[0].Type != up.Src[0].Type || gate.Ne != up.Ne ||
 		gate.Src[0].Ne != up.Src[0].Ne || gate.Src[0].Nb != up.Src[0].Nb || glu.Ne != gate.Ne {
-		return nil, false
+		return false
 	}
 	if !Supports(gate, l) || !Supports(up, l) || !Supports(glu, l) {
-		return nil, false
+		return false
 	}
 	wg, wu, x := gate.Src[0], up.Src[0], gate.Src[1]
 	// Every workgroup reads all of x: the result must not touch it (or the weights).
 	if overlaps(glu, x) || overlaps(glu, wg) || overlaps(glu, wu) {
-		return nil, false
+		return false
 	}
-	p := mulMatParamsOf(gate)
-	if p.N > matVecMaxCols || !vectorRows(wg) || !vectorRows(wu) || !vectorRows(x) {
-		return nil, false
-	}
-	gs := strides(glu)
-	p.D0, p.D1, p.D2, p.D3 = gs[0], gs[1], gs[2], gs[3]
-	operands := []wgslOperand{in("src0", wg), in("up", wu), in("src1", x), out("dst", glu)}
-	return []Dispatch{matVec8(p, operands, []*tensor.Tensor{wg, wu, x, glu}, true, l)}, true
+	return gate.Ne[1] <= matVecMaxCols && vectorRows(wg) && vectorRows(wu) && vectorRows(x)
 }
 
-// LowerMulMatPermuteCont lowers mm -> PERMUTE(mm) -> CONT (llama's kqv -> kqv_merged ->
-// kqv_out) as the matmul storing each result straight at its place in the CONT's
-// contiguous result. ok is false when the nodes do not qualify; the caller must also know
-// that nothing else reads mm or the permutation.
-func LowerMulMatPermuteCont(mm, perm, cont *tensor.Tensor, l *Limits) (ds []Dispatch, ok bool) {
-	if mm.Op != tensor.OpMulMat || perm.Op != tensor.OpPermute || perm.Src[0] != mm || cont.Op != tensor.OpCont || cont.Src[0] != perm {
-		return nil, false
-	}
-	if cont.Type != tensor.F32 || !cont.Contiguous() || cont.Elems() != mm.Elems() || !Supports(mm, l) || !Supports(cont, l) {
-		return nil, false
-	}
-	if overlaps(cont, mm.Src[0]) || overlaps(cont, mm.Src[1]) {
-		return nil, false
-	}
-	// Element strides of the row-major order of the permuted shape, which is the CONT's.
+// lowerMatVecGLU lowers the gate, up and SWIGLU nodes as one mat-vec dispatch that writes
+// only the GLU result.
+func lowerMatVecGLU(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
+	glu := n[2]
+	gate, up := glu.Src[0], glu.Src[1]
+	wg, wu, x := gate.Src[0], up.Src[0], gate.Src[1]
+	p := mulMatParamsOf(gate)
+	p.D = strides(glu)
+	operands := []wgslOperand{in("src0", wg), in("up", wu), in("src1", x), out("dst", glu)}
+	return []Dispatch{matVec8(p, operands, []*tensor.Tensor{wg, wu, x, glu}, true, l)}, nil
+}
+
+// permutedStrides returns, for each dimension of mm, the element stride of the contiguous
+// tensor that holds PERMUTE(mm) (perm) in row-major order; ok is false when perm is not a
+// permutation of mm's dimensions.
+func permutedStrides(mm, perm *tensor.Tensor) (dst [4]uint32, ok bool) {
 	var lin [4]uint64
 	lin[0] = 1
 	for d := 1; d < 4; d++ {
 		lin[d] = lin[d-1] * uint64(perm.Ne[d-1])
 	}
-	var dst [4]uint32
 	for k := 0; k < 4; k++ {
 		axis := perm.Params[k]
 		if axis < 0 || axis > 3 || perm.Ne[axis] != mm.Ne[k] {
-			return nil, false
+			return dst, false
 		}
 		dst[k] = uint32(lin[axis])
 	}
+	return dst, true
+}
+
+// guardMulMatPermuteCont admits mm -> PERMUTE(mm) -> CONT (llama's kqv -> kqv_merged ->
+// kqv_out) when the CONT's F32 contiguous result can take the matmul's stores directly.
+func guardMulMatPermuteCont(n []*tensor.Tensor, l *Limits) bool {
+	mm, perm, cont := n[0], n[1], n[2]
+	if perm.Src[0] != mm || cont.Src[0] != perm {
+		return false
+	}
+	if cont.Type != tensor.F32 || !cont.Contiguous() || cont.Elems() != mm.Elems() || !Supports(mm, l) || !Supports(cont, l) {
+		return false
+	}
+	if overlaps(cont, mm.Src[0]) || overlaps(cont, mm.Src[1]) {
+		return false
+	}
+	_, ok := permutedStrides(mm, perm)
+	return ok
+}
+
+// lowerMulMatPermuteCont lowers the matmul storing each result straight at its place in
+// the CONT's contiguous result.
+func lowerMulMatPermuteCont(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
+	mm, perm, cont := n[0], n[1], n[2]
+	dst, _ := permutedStrides(mm, perm)
 	ds, err := lowerMulMat(mm, l)
-	if err != nil || len(ds) != 1 {
-		return nil, false
+	if err != nil {
+		return nil, err
+	}
+	if len(ds) != 1 {
+		return nil, fmt.Errorf("ops: MUL_MAT lowered to %d dispatches, fusion expects one", len(ds))
 	}
 	p := ds[0].Params.(mulMatParams)
-	p.D0, p.D1, p.D2, p.D3 = dst[0], dst[1], dst[2], dst[3]
+	p.D = dst
 	ds[0].Params = p
 	ds[0].Tensors[len(ds[0].Tensors)-1] = cont
-	return ds, true
+	return ds, nil
 }

@@ -11,19 +11,21 @@ import (
 // writes only the MUL's result.
 
 type normParams struct {
-	Rows, Ne0, Ne1, Ne2 uint32
-	A0, A1, A2, A3      uint32
-	D0, D1, D2, D3      uint32
-	Eps                 float32
-	// The MUL operand of the fused form (src1 of the MUL), broadcast like binary ops.
-	We0, We1, We2, We3 uint32
-	W0, W1, W2, W3     uint32
+	Ne, A, D [4]uint32 // dst shape; src0, dst strides
+	// The MUL operand of the fused form (src1 of the MUL), broadcast like binary ops: its
+	// shape and strides.
+	We, W [4]uint32
+	Rows  uint32
+	Eps   float32
 }
 
 func init() {
 	describeFamily("RMS_NORM, NORM", "F32", "any strides; in place; fused with a following MUL")
-	register(tensor.OpRMSNorm, family{supportsNorm, lowerNorm})
-	register(tensor.OpNorm, family{supportsNorm, lowerNorm})
+	for _, op := range []tensor.Op{tensor.OpRMSNorm, tensor.OpNorm} {
+		register(op, family{supports: supportsNorm, lower: lowerNorm, examples: func() []*tensor.Tensor {
+			return []*tensor.Tensor{node(op, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2))}
+		}})
+	}
 }
 
 func supportsNorm(t *tensor.Tensor, _ *Limits) bool {
@@ -38,14 +40,9 @@ func lowerNorm(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 // normDispatch normalises the rows of norm's source into dst, multiplying by w if set.
 func normDispatch(norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
 	a := norm.Src[0]
-	ne, as, ds := dims(dst), strides(a), strides(dst)
+	ne := dims(dst)
 	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
-	p := normParams{
-		Rows: uint32(rows), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
-		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
-		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
-		Eps: math.Float32frombits(uint32(norm.Params[0])),
-	}
+	p := normParams{Ne: ne, A: strides(a), D: strides(dst), Rows: uint32(rows), Eps: math.Float32frombits(uint32(norm.Params[0]))}
 	defs := map[string]string{"RMS": "0", "MUL": "0"}
 	if norm.Op == tensor.OpRMSNorm {
 		defs["RMS"] = "1"
@@ -54,9 +51,7 @@ func normDispatch(norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
 	tensors := []*tensor.Tensor{a}
 	if w != nil {
 		defs["MUL"] = "1"
-		we, ws := dims(w), strides(w)
-		p.We0, p.We1, p.We2, p.We3 = we[0], we[1], we[2], we[3]
-		p.W0, p.W1, p.W2, p.W3 = ws[0], ws[1], ws[2], ws[3]
+		p.We, p.W = dims(w), strides(w)
 		operands = append(operands, in("w", w))
 		tensors = append(tensors, w)
 	}
@@ -66,22 +61,23 @@ func normDispatch(norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(rows, l)}}
 }
 
-// LowerNormMul lowers the pair norm -> mul (mul = norm * w, w repeated over norm's shape)
-// as one dispatch that writes only mul. ok is false when the pair does not qualify; the
-// caller must also know that nothing else reads norm.
-func LowerNormMul(norm, mul *tensor.Tensor, l *Limits) (ds []Dispatch, ok bool) {
-	if (norm.Op != tensor.OpRMSNorm && norm.Op != tensor.OpNorm) || mul.Op != tensor.OpMul || mul.Src[0] != norm || mul.Src[1] == norm {
-		return nil, false
-	}
-	if !Supports(norm, l) || !Supports(mul, l) {
-		return nil, false
+// guardNormMul admits the pair norm -> mul (mul = norm * w, w repeated over norm's shape).
+func guardNormMul(n []*tensor.Tensor, l *Limits) bool {
+	norm, mul := n[0], n[1]
+	if mul.Src[0] != norm || mul.Src[1] == norm || !Supports(norm, l) || !Supports(mul, l) {
+		return false
 	}
 	// Each element is read and written by the same invocation, so the result may replace
 	// an input exactly, but not overlap it any other way.
 	for _, r := range []*tensor.Tensor{norm.Src[0], mul.Src[1]} {
 		if overlaps(mul, r) && !sameLayout(mul, r) {
-			return nil, false
+			return false
 		}
 	}
-	return normDispatch(norm, mul.Src[1], mul, l), true
+	return true
+}
+
+// lowerNormMul lowers the pair as one dispatch that writes only mul.
+func lowerNormMul(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
+	return normDispatch(n[0], n[1].Src[1], n[1], l), nil
 }

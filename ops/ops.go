@@ -1,3 +1,7 @@
+// Package ops lowers ggml nodes into compute dispatches, one file per op family: each
+// registers, for its ops, what it supports, how it lowers, and example nodes that cover its
+// kernel variants (the compile test builds them all). Fusions of consecutive nodes are the
+// rows of one table (fusion.go), which the scheduler tries at every node.
 package ops
 
 import (
@@ -30,10 +34,13 @@ type Limits struct {
 	MatVecRows, MatVecWG int
 }
 
-// family is what each op file provides.
+// family is what each op file registers for an op.
 type family struct {
 	supports func(t *tensor.Tensor, l *Limits) bool
 	lower    func(t *tensor.Tensor, l *Limits) ([]Dispatch, error)
+	// examples returns nodes of the op, together covering every kernel variant its
+	// lowering produces; the compile test lowers them and builds the kernels.
+	examples func() []*tensor.Tensor
 }
 
 var (
@@ -156,6 +163,8 @@ func elementAligned(t *tensor.Tensor) bool {
 	return true
 }
 
+// dims returns the tensor's shape. With strides, it fills the [4]uint32 shape and stride
+// fields of the parameter structs (vec4<u32> in the kernels).
 func dims(t *tensor.Tensor) [4]uint32 {
 	return [4]uint32{uint32(t.Ne[0]), uint32(t.Ne[1]), uint32(t.Ne[2]), uint32(t.Ne[3])}
 }

@@ -16,10 +16,8 @@ const (
 )
 
 type ropeParams struct {
-	N, Ne0, Ne1, Ne2      uint32
-	A0, A1, A2, A3        uint32
-	D0, D1, D2, D3        uint32
-	NDims, NOffs          uint32
+	Ne, A, D              [4]uint32 // dst shape; src0, dst strides
+	N, NDims, NOffs       uint32
 	ThetaScale, FreqScale float32
 	ExtFactor, AttnFactor float32
 	Corr0, Corr1          float32
@@ -27,7 +25,19 @@ type ropeParams struct {
 
 func init() {
 	describeFamily("ROPE", "F32, F16", "NORMAL and NEOX modes, YaRN, frequency factors; in place")
-	register(tensor.OpRope, family{supportsRope, lowerRope})
+	register(tensor.OpRope, family{supports: supportsRope, lower: lowerRope, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{ropeExample(RopeNormal, tensor.F32, false), ropeExample(RopeNeox, tensor.F16, true)}
+	}})
+}
+
+// ropeExample is a ROPE node of the given mode and type, with frequency factors if ff.
+func ropeExample(mode int32, ty tensor.Type, ff bool) *tensor.Tensor {
+	var f *tensor.Tensor
+	if ff {
+		f = f32(4)
+	}
+	params := []int32{0, 8, mode, 0, 512, int32(f32bits(10000)), int32(f32bits(1)), 0, int32(f32bits(1)), int32(f32bits(32)), int32(f32bits(1))}
+	return node(tensor.OpRope, contiguous(ty, 8, 2, 3), params, contiguous(ty, 8, 2, 3), contiguous(tensor.I32, 3), f)
 }
 
 func supportsRope(t *tensor.Tensor, _ *Limits) bool {
@@ -58,17 +68,14 @@ func yarnCorrDim(nDims, nCtxOrig int32, nRot, base float32) float32 {
 
 func lowerRope(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, pos, ff := t.Src[0], t.Src[1], t.Src[2]
-	ne, as, ds := dims(t), strides(a), strides(t)
 	nDims, nCtxOrig := t.Params[1], t.Params[4]
 	freqBase, freqScale := t.ParamF32(5), t.ParamF32(6)
 	betaFast, betaSlow := t.ParamF32(9), t.ParamF32(10)
 	corr0 := float32(math.Max(0, math.Floor(float64(yarnCorrDim(nDims, nCtxOrig, betaFast, freqBase)))))
 	corr1 := float32(math.Min(float64(nDims-1), math.Ceil(float64(yarnCorrDim(nDims, nCtxOrig, betaSlow, freqBase)))))
 	p := ropeParams{
-		N: uint32(t.Elems() / 2), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
-		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
-		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
-		NDims: uint32(nDims), NOffs: uint32(t.Params[15]),
+		Ne: dims(t), A: strides(a), D: strides(t),
+		N: uint32(t.Elems() / 2), NDims: uint32(nDims), NOffs: uint32(t.Params[15]),
 		ThetaScale: float32(math.Pow(float64(freqBase), -2.0/float64(nDims))),
 		FreqScale:  freqScale, ExtFactor: t.ParamF32(7), AttnFactor: t.ParamF32(8),
 		Corr0: corr0, Corr1: corr1,

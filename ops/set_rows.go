@@ -6,16 +6,18 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 // is a view of src2 (the destination base); src0 F32 or F16, rows I32 or I64, dst F32 or F16.
 
 type setRowsParams struct {
-	N, Ne0, Ne1, Ne2 uint32
-	A0, A1, A2, A3   uint32
-	B0, B1, B2       uint32
-	Re1, Re2         uint32
-	D0, D1, D2, D3   uint32
+	Ne, A, Be, B, D [4]uint32 // src0 shape, strides; rows shape, strides; dst strides
+	N               uint32
 }
 
 func init() {
 	describeFamily("SET_ROWS", "F32, F16 to F32, F16; I32, I64 indices", "indices broadcast over dims 2, 3")
-	register(tensor.OpSetRows, family{supportsSetRows, lowerSetRows})
+	register(tensor.OpSetRows, family{supports: supportsSetRows, lower: lowerSetRows, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpSetRows, contiguous(tensor.F16, 4, 6), nil, f32(4, 3), contiguous(tensor.I64, 3)),
+			node(tensor.OpSetRows, f32(4, 6), nil, f32(4, 3), contiguous(tensor.I32, 3)),
+		}
+	}})
 }
 
 func supportsSetRows(t *tensor.Tensor, _ *Limits) bool {
@@ -34,14 +36,7 @@ func supportsSetRows(t *tensor.Tensor, _ *Limits) bool {
 
 func lowerSetRows(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
-	ne, as, bs, ds := dims(a), strides(a), strides(b), strides(t)
-	p := setRowsParams{
-		N: uint32(a.Elems()), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
-		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
-		B0: bs[0], B1: bs[1], B2: bs[2],
-		Re1: uint32(b.Ne[1]), Re2: uint32(b.Ne[2]),
-		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
-	}
+	p := setRowsParams{Ne: dims(a), A: strides(a), Be: dims(b), B: strides(b), D: strides(t), N: uint32(a.Elems())}
 	s := spec("set_rows", wgElementwise, p, nil, in("src0", a), in("src1", b), out("dst", t))
 	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: gridElems(a.Elems(), l)}}, nil
 }

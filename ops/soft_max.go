@@ -11,19 +11,21 @@ import (
 // supported.
 
 type softMaxParams struct {
-	Rows, Ne0, Ne1, Ne2 uint32
-	A0, A1, A2, A3      uint32
-	D0, D1, D2, D3      uint32
-	Me1, Me2, Me3       uint32
-	M1s, M2s, M3s       uint32
-	Scale, MaxBias      float32
-	M0, M1              float32
-	NHeadLog2           uint32
+	Ne, A, D        [4]uint32 // dst shape; src0, dst strides
+	Me, M           [4]uint32 // mask shape (all 1 without a mask) and strides
+	Rows, NHeadLog2 uint32
+	Scale, MaxBias  float32
+	M0, M1          float32 // ALiBi slope bases
 }
 
 func init() {
 	describeFamily("SOFT_MAX", "F32; mask F32 or F16", "scale, broadcast mask, ALiBi (max_bias); no sinks")
-	register(tensor.OpSoftMax, family{supportsSoftMax, lowerSoftMax})
+	register(tensor.OpSoftMax, family{supports: supportsSoftMax, lower: lowerSoftMax, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpSoftMax, f32(7, 2), []int32{int32(f32bits(1))}, f32(7, 2)),
+			node(tensor.OpSoftMax, f32(7, 2), []int32{int32(f32bits(1))}, f32(7, 2), contiguous(tensor.F16, 7, 2)), // masked
+		}
+	}})
 }
 
 func supportsSoftMax(t *tensor.Tensor, _ *Limits) bool {
@@ -46,13 +48,11 @@ func supportsSoftMax(t *tensor.Tensor, _ *Limits) bool {
 
 func lowerSoftMax(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, m := t.Src[0], t.Src[1]
-	ne, as, ds := dims(t), strides(a), strides(t)
+	ne := dims(t)
 	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
 	p := softMaxParams{
-		Rows: uint32(rows), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
-		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
-		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
-		Me1: 1, Me2: 1, Me3: 1,
+		Ne: ne, A: strides(a), D: strides(t), Me: [4]uint32{1, 1, 1, 1},
+		Rows:    uint32(rows),
 		Scale:   math.Float32frombits(uint32(t.Params[0])),
 		MaxBias: math.Float32frombits(uint32(t.Params[1])),
 	}
@@ -67,9 +67,7 @@ func lowerSoftMax(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	operands := []*tensor.Tensor{a}
 	if m != nil {
 		defs["MASK"] = "1"
-		md, ms := dims(m), strides(m)
-		p.Me1, p.Me2, p.Me3 = md[1], md[2], md[3]
-		p.M1s, p.M2s, p.M3s = ms[1], ms[2], ms[3]
+		p.Me, p.M = dims(m), strides(m)
 		operands = append(operands, m)
 	}
 	operands = append(operands, t)

@@ -9,10 +9,9 @@ import (
 // SCALE (dst = src0 * scale + bias) and the UNARY ops SILU and GELU, f32, any strides.
 
 type unaryParams struct {
-	N, Ne0, Ne1, Ne2 uint32
-	A0, A1, A2, A3   uint32
-	D0, D1, D2, D3   uint32
-	Scale, Bias      float32
+	Ne, A, D    [4]uint32 // dst shape; src0, dst strides
+	N           uint32
+	Scale, Bias float32
 }
 
 var unaryKernels = map[tensor.UnaryOp]string{tensor.UnarySILU: "SILU", tensor.UnaryGELU: "GELU"}
@@ -20,8 +19,15 @@ var unaryKernels = map[tensor.UnaryOp]string{tensor.UnarySILU: "SILU", tensor.Un
 func init() {
 	describeFamily("SCALE", "F32", "scale and bias; any strides")
 	describeFamily("UNARY (SILU, GELU)", "F32", "any strides; GELU matches the CPU's f16 table")
-	register(tensor.OpScale, family{supportsUnary, lowerUnary})
-	register(tensor.OpUnary, family{supportsUnary, lowerUnary})
+	register(tensor.OpScale, family{supports: supportsUnary, lower: lowerUnary, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{node(tensor.OpScale, f32(5), []int32{int32(f32bits(2))}, f32(5))}
+	}})
+	register(tensor.OpUnary, family{supports: supportsUnary, lower: lowerUnary, examples: func() []*tensor.Tensor {
+		return []*tensor.Tensor{
+			node(tensor.OpUnary, f32(5), []int32{int32(tensor.UnarySILU)}, f32(5)),
+			node(tensor.OpUnary, f32(5), []int32{int32(tensor.UnaryGELU)}, f32(5)),
+		}
+	}})
 }
 
 func supportsUnary(t *tensor.Tensor, _ *Limits) bool {
@@ -39,12 +45,7 @@ func supportsUnary(t *tensor.Tensor, _ *Limits) bool {
 
 func lowerUnary(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a := t.Src[0]
-	ne, as, ds := dims(t), strides(a), strides(t)
-	p := unaryParams{
-		N: uint32(t.Elems()), Ne0: ne[0], Ne1: ne[1], Ne2: ne[2],
-		A0: as[0], A1: as[1], A2: as[2], A3: as[3],
-		D0: ds[0], D1: ds[1], D2: ds[2], D3: ds[3],
-	}
+	p := unaryParams{Ne: dims(t), A: strides(a), D: strides(t), N: uint32(t.Elems())}
 	variant := "SCALE"
 	if t.Op == tensor.OpScale {
 		p.Scale = math.Float32frombits(uint32(t.Params[0]))

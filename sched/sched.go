@@ -22,7 +22,8 @@ type Step struct {
 // Plan is the ordered work of one graph.
 type Plan struct {
 	Steps []Step
-	// Skipped counts nodes that needed no dispatch; Fused counts fused pairs.
+	// Skipped counts nodes that needed no dispatch (a view inside a fused pattern too);
+	// Fused counts fused patterns.
 	Skipped, Fused int
 }
 
@@ -50,9 +51,9 @@ func Skip(n *tensor.Tensor) bool {
 	return n.Flags&tensor.FlagCompute == 0 || n.Empty() || n.Op.IsView()
 }
 
-// Build lowers every node that needs work, fusing patterns where their intermediate
-// result is read by nothing else. An unsupported node fails the whole plan before
-// anything is submitted.
+// Build lowers every node that needs work, fusing patterns (the rows of ops.Fusions) where
+// their intermediate results are read by nothing else. An unsupported node fails the whole
+// plan before anything is submitted.
 func Build(nodes []*tensor.Tensor, l *ops.Limits) (*Plan, error) {
 	p := &Plan{}
 	readers := readCounts(nodes)
@@ -62,36 +63,13 @@ func Build(nodes []*tensor.Tensor, l *ops.Limits) (*Plan, error) {
 			p.Skipped++
 			continue
 		}
-		if i+2 < len(nodes) && private(n, readers) && private(nodes[i+1], readers) && nodes[i+1].Op == tensor.OpPermute && !Skip(nodes[i+2]) {
-			if ds, ok := ops.LowerMulMatPermuteCont(n, nodes[i+1], nodes[i+2], l); ok {
-				for _, d := range ds {
-					p.Steps = append(p.Steps, Step{Node: nodes[i+2], Dispatch: d})
-				}
-				p.Fused++
-				p.Skipped++
-				i += 2
-				continue
-			}
+		k, err := p.fuse(nodes, i, readers, l)
+		if err != nil {
+			return nil, fmt.Errorf("node %d: %w", i, err)
 		}
-		if i+2 < len(nodes) && private(n, readers) && private(nodes[i+1], readers) && !Skip(nodes[i+1]) && !Skip(nodes[i+2]) {
-			if ds, ok := ops.LowerMatVecGLU(n, nodes[i+1], nodes[i+2], l); ok {
-				for _, d := range ds {
-					p.Steps = append(p.Steps, Step{Node: nodes[i+2], Dispatch: d})
-				}
-				p.Fused++
-				i += 2
-				continue
-			}
-		}
-		if i+1 < len(nodes) && private(n, readers) && !Skip(nodes[i+1]) {
-			if ds, ok := ops.LowerNormMul(n, nodes[i+1], l); ok {
-				for _, d := range ds {
-					p.Steps = append(p.Steps, Step{Node: nodes[i+1], Dispatch: d})
-				}
-				p.Fused++
-				i++
-				continue
-			}
+		if k > 0 {
+			i += k - 1
+			continue
 		}
 		ds, err := ops.Lower(n, l)
 		if err != nil {
@@ -102,6 +80,68 @@ func Build(nodes []*tensor.Tensor, l *ops.Limits) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// fuse lowers the first fusion row that applies to the nodes starting at nodes[i] and
+// returns how many nodes it covered (0: none applies). The dispatches compute the last
+// node; the nodes of the match that need no work (views) count as skipped.
+func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers map[*tensor.Tensor]int, l *ops.Limits) (int, error) {
+	fusions := ops.Fusions()
+	for r := range fusions {
+		f := &fusions[r]
+		if i+len(f.Ops) > len(nodes) {
+			continue
+		}
+		match := nodes[i : i+len(f.Ops)]
+		if !fusable(f, match, readers) || !f.Applies(match, l) {
+			continue
+		}
+		ds, err := f.Lower(match, l)
+		if err != nil {
+			return 0, fmt.Errorf("fusion %s: %w", f.Name, err)
+		}
+		last := match[len(match)-1]
+		for _, d := range ds {
+			p.Steps = append(p.Steps, Step{Node: last, Dispatch: d})
+		}
+		p.Fused++
+		for _, n := range match {
+			if Skip(n) {
+				p.Skipped++
+			}
+		}
+		return len(match), nil
+	}
+	return 0, nil
+}
+
+// fusable checks what only the graph tells about a candidate match: every node but views
+// needs work, and the result of each of the row's private positions is private and read
+// by a later node of the match (so by nothing outside it).
+func fusable(f *ops.Fusion, match []*tensor.Tensor, readers map[*tensor.Tensor]int) bool {
+	for _, n := range match {
+		if Skip(n) && !n.Op.IsView() {
+			return false
+		}
+	}
+	for _, k := range f.Private {
+		if !private(match[k], readers) || !readBy(match[k], match[k+1:]) {
+			return false
+		}
+	}
+	return true
+}
+
+// readBy reports whether one of the nodes reads t.
+func readBy(t *tensor.Tensor, nodes []*tensor.Tensor) bool {
+	for _, n := range nodes {
+		for _, s := range n.Src {
+			if s == t {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Cut marks a submission boundary after every perSubmit steps (and never before the

@@ -155,9 +155,10 @@ func TestFusesMulMatPermuteCont(t *testing.T) {
 	p, err := Build([]*tensor.Tensor{kqv, perm, cont}, limits)
 	require.NoError(t, err)
 	require.Equal(t, 1, p.Fused)
+	require.Equal(t, 1, p.Skipped, "the PERMUTE needs no work of its own")
 	require.Len(t, p.Steps, 1)
 	d := p.Steps[0].Dispatch
 	require.Same(t, cont, d.Tensors[len(d.Tensors)-1])
 	// kqv element (i0, i1, i2) lands at cont element (i0, i2, i1): strides 1, 16, 8.
-	require.Contains(t, fmt.Sprintf("%+v", d.Params), "D0:1 D1:16 D2:8 D3:48")
+	require.Contains(t, fmt.Sprintf("%+v", d.Params), "D:[1 16 8 48]")
 }

@@ -6,81 +6,171 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // SlotSize is the size of one parameter slot: the uniform window each dispatch sees. It is
 // the largest minUniformBufferOffsetAlignment among the drivers we run on.
 const SlotSize = 256
 
+// A parameter struct's fields are uint32, int32 and float32 scalars (WGSL u32, i32, f32)
+// and [4] arrays of them (vec4<u32>, vec4<i32>, vec4<f32>). In the uniform address space a
+// scalar is 4-byte aligned and a vec4 16-byte aligned: scalars stay packed, and a vec4 that
+// would start off a 16-byte boundary is preceded by u32 padding fields. The struct's size
+// is its end rounded up to its alignment, and it must fit one slot.
+
+// paramField is one member of the uniform struct: a field of the Go struct, a padding
+// word, or an operand's element offset.
+type paramField struct {
+	name   string
+	wgsl   string       // WGSL type
+	kind   reflect.Kind // element kind (Uint32, Int32 or Float32)
+	index  int          // Go field index; -1 for padding and operand offsets
+	offset int          // byte offset in the slot
+	words  int          // 1, or 4 for a vec4
+}
+
+// paramLayout is the member list of a uniform struct and its size in bytes.
+type paramLayout struct {
+	fields []paramField
+	size   int
+}
+
+// layouts caches paramLayout by parameter struct type (without operand offsets).
+var layouts sync.Map
+
+var scalarTypes = map[reflect.Kind]string{reflect.Uint32: "u32", reflect.Int32: "i32", reflect.Float32: "f32"}
+
+// layoutOf lays out a parameter struct type (nil: no fields).
+func layoutOf(t reflect.Type) (*paramLayout, error) {
+	if t == nil {
+		return &paramLayout{}, nil
+	}
+	if l, ok := layouts.Load(t); ok {
+		return l.(*paramLayout), nil
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("wgsl: params type %s is not a struct", t)
+	}
+	l := &paramLayout{}
+	pads := 0
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		kind, words := f.Type.Kind(), 1
+		if kind == reflect.Array && f.Type.Len() == 4 {
+			kind, words = f.Type.Elem().Kind(), 4
+		}
+		ty, ok := scalarTypes[kind]
+		if !ok {
+			return nil, fmt.Errorf("wgsl: params field %s.%s has unsupported type %s", t.Name(), f.Name, f.Type)
+		}
+		if words == 4 {
+			ty = "vec4<" + ty + ">"
+			for l.size%16 != 0 {
+				l.fields = append(l.fields, paramField{name: fmt.Sprintf("pad_%d", pads), wgsl: "u32", kind: reflect.Uint32, index: -1, offset: l.size, words: 1})
+				pads++
+				l.size += 4
+			}
+		}
+		l.fields = append(l.fields, paramField{name: f.Name, wgsl: ty, kind: kind, index: i, offset: l.size, words: words})
+		l.size += 4 * words
+	}
+	layouts.Store(t, l)
+	return l, nil
+}
+
+// withOperands appends one `<operand>_off: u32` member per operand (at least one member
+// in all: WGSL has no empty structs) and returns the member list and the struct's size.
+func (l *paramLayout) withOperands(names []string) ([]paramField, int) {
+	fields := append([]paramField(nil), l.fields...)
+	end := l.size
+	for _, n := range names {
+		fields = append(fields, paramField{name: n + "_off", wgsl: "u32", kind: reflect.Uint32, index: -1, offset: end, words: 1})
+		end += 4
+	}
+	if len(fields) == 0 {
+		fields = append(fields, paramField{name: "unused", wgsl: "u32", kind: reflect.Uint32, index: -1, words: 1})
+		end += 4
+	}
+	align := 4
+	for _, f := range fields {
+		align = max(align, 4*f.words)
+	}
+	return fields, (end + align - 1) / align * align
+}
+
 // ParamsDecl returns the WGSL declaration of the uniform struct `p` for a Go parameter
-// struct: its fields in order (uint32 -> u32, int32 -> i32, float32 -> f32), followed by one
+// struct: its fields in order (uint32 -> u32, int32 -> i32, float32 -> f32, [4] arrays of
+// those -> vec4 of them, after padding to a 16-byte boundary), followed by one
 // `<operand>_off: u32` field per operand, the operand's first element within its binding.
+// It fails if the struct does not fit one SlotSize slot.
 func ParamsDecl(t reflect.Type, operands []Operand) (string, error) {
+	l, err := layoutOf(t)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, len(operands))
+	for i, o := range operands {
+		names[i] = o.Name
+	}
+	fields, size := l.withOperands(names)
+	if size > SlotSize {
+		return "", fmt.Errorf("wgsl: params of %d bytes exceed a %d-byte slot", size, SlotSize)
+	}
 	var b strings.Builder
 	b.WriteString("struct Params {\n")
-	n := 0
-	if t != nil {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			var ty string
-			switch f.Type.Kind() {
-			case reflect.Uint32:
-				ty = "u32"
-			case reflect.Int32:
-				ty = "i32"
-			case reflect.Float32:
-				ty = "f32"
-			default:
-				return "", fmt.Errorf("wgsl: params field %s.%s has unsupported type %s", t.Name(), f.Name, f.Type)
-			}
-			fmt.Fprintf(&b, "  %s: %s,\n", f.Name, ty)
-			n++
-		}
-	}
-	for _, o := range operands {
-		fmt.Fprintf(&b, "  %s_off: u32,\n", o.Name)
-		n++
-	}
-	if n == 0 {
-		b.WriteString("  unused: u32,\n")
-		n++
-	}
-	if 4*n > SlotSize {
-		return "", fmt.Errorf("wgsl: params of %d words exceed a %d-byte slot", n, SlotSize)
+	for _, f := range fields {
+		fmt.Fprintf(&b, "  %s: %s,\n", f.name, f.wgsl)
 	}
 	b.WriteString("}\n@group(0) @binding(0) var<uniform> p: Params;\n")
 	return b.String(), nil
 }
 
 // EncodeParams writes a parameter struct value followed by the operand element offsets into
-// dst (at least SlotSize bytes), in the layout ParamsDecl declares.
+// dst (at least SlotSize bytes), in the layout ParamsDecl declares; padding is zeroed.
 func EncodeParams(dst []byte, params any, offsets []uint32) error {
-	off := 0
+	var v reflect.Value
+	var t reflect.Type
 	if params != nil {
-		v := reflect.ValueOf(params)
+		v = reflect.ValueOf(params)
 		if v.Kind() == reflect.Pointer {
 			v = v.Elem()
 		}
-		for i := 0; i < v.NumField(); i++ {
-			f := v.Field(i)
-			var w uint32
-			switch f.Kind() {
-			case reflect.Uint32:
-				w = uint32(f.Uint())
-			case reflect.Int32:
-				w = uint32(int32(f.Int()))
-			case reflect.Float32:
-				w = math.Float32bits(float32(f.Float()))
-			default:
-				return fmt.Errorf("wgsl: params field %d has unsupported kind %s", i, f.Kind())
+		t = v.Type()
+	}
+	l, err := layoutOf(t)
+	if err != nil {
+		return err
+	}
+	end := l.size
+	if end+4*len(offsets) > len(dst) {
+		return fmt.Errorf("wgsl: params of %d bytes exceed a %d-byte slot", end+4*len(offsets), len(dst))
+	}
+	for _, f := range l.fields {
+		if f.index < 0 {
+			binary.LittleEndian.PutUint32(dst[f.offset:], 0)
+			continue
+		}
+		fv := v.Field(f.index)
+		for w := 0; w < f.words; w++ {
+			e := fv
+			if f.words > 1 {
+				e = fv.Index(w)
 			}
-			binary.LittleEndian.PutUint32(dst[off:], w)
-			off += 4
+			var word uint32
+			switch f.kind {
+			case reflect.Uint32:
+				word = uint32(e.Uint())
+			case reflect.Int32:
+				word = uint32(int32(e.Int()))
+			case reflect.Float32:
+				word = math.Float32bits(float32(e.Float()))
+			}
+			binary.LittleEndian.PutUint32(dst[f.offset+4*w:], word)
 		}
 	}
-	for _, o := range offsets {
-		binary.LittleEndian.PutUint32(dst[off:], o)
-		off += 4
+	for i, o := range offsets {
+		binary.LittleEndian.PutUint32(dst[end+4*i:], o)
 	}
 	return nil
 }

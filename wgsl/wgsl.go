@@ -42,7 +42,9 @@ type Spec struct {
 	Kernel   string            // file name under kernels/, without ".wgsl"
 	Defines  map[string]string // variant selection
 	Operands []Operand
-	Params   reflect.Type // a struct of uint32, int32 and float32 fields (may be nil)
+	// Params is the parameter struct type (may be nil): uint32, int32 and float32 fields
+	// and [4] arrays of them (see ParamsDecl).
+	Params reflect.Type
 	// Workgroup is the workgroup size, available to the kernel as {{WG}}.
 	Workgroup int
 }

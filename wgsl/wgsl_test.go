@@ -1,6 +1,7 @@
 package wgsl
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,6 +33,27 @@ func TestPreprocess(t *testing.T) {
 	require.Contains(t, b.String(), "@workgroup_size(64)", "an include is preprocessed with the same defines")
 }
 
+type arrayParams struct {
+	N     uint32
+	Ne    [4]uint32
+	Shift int32
+	Off   [4]int32
+	Scale [4]float32
+	Eps   float32
+}
+
+// words returns a struct type of n uint32 fields, followed by a [4]uint32 if vec is set.
+func words(n int, vec bool) reflect.Type {
+	var fs []reflect.StructField
+	for i := 0; i < n; i++ {
+		fs = append(fs, reflect.StructField{Name: fmt.Sprintf("W%d", i), Type: reflect.TypeOf(uint32(0))})
+	}
+	if vec {
+		fs = append(fs, reflect.StructField{Name: "V", Type: reflect.TypeOf([4]uint32{})})
+	}
+	return reflect.StructOf(fs)
+}
+
 func TestParamsLayout(t *testing.T) {
 	ops := []Operand{{Name: "src0", Type: F32}, {Name: "dst", Type: F16, Written: true}}
 	decl, err := ParamsDecl(reflect.TypeOf(testParams{}), ops)
@@ -43,6 +65,59 @@ func TestParamsLayout(t *testing.T) {
 	type tooBig struct{ A [70]uint32 }
 	_, err = ParamsDecl(reflect.TypeOf(tooBig{}), nil)
 	require.Error(t, err)
+	_, err = ParamsDecl(words(65, false), nil)
+	require.ErrorContains(t, err, "exceed")
+
+	// [4] arrays are vec4 members, 16-byte aligned: padding words precede them as needed.
+	decl, err = ParamsDecl(reflect.TypeOf(arrayParams{}), ops)
+	require.NoError(t, err)
+	require.Equal(t, "struct Params {\n"+
+		"  N: u32,\n  pad_0: u32,\n  pad_1: u32,\n  pad_2: u32,\n"+ // vec4 members start on 16 bytes
+		"  Ne: vec4<u32>,\n"+
+		"  Shift: i32,\n  pad_3: u32,\n  pad_4: u32,\n  pad_5: u32,\n"+
+		"  Off: vec4<i32>,\n"+
+		"  Scale: vec4<f32>,\n"+ // already aligned: no padding
+		"  Eps: f32,\n"+
+		"  src0_off: u32,\n  dst_off: u32,\n"+
+		"}\n@group(0) @binding(0) var<uniform> p: Params;\n", decl)
+
+	buf = make([]byte, SlotSize)
+	for i := range buf {
+		buf[i] = 0xaa
+	}
+	v := arrayParams{N: 5, Ne: [4]uint32{1, 2, 3, 4}, Shift: -1, Off: [4]int32{-2, 0, 0, 7}, Scale: [4]float32{1.5, 0, 0, -2}, Eps: 0.25}
+	require.NoError(t, EncodeParams(buf, v, []uint32{9, 10}))
+	require.Equal(t, []byte{
+		5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // N, padding zeroed
+		1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, // Ne at 16
+		0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, // Shift, padding
+		0xfe, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, // Off at 48
+		0, 0, 0xc0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xc0, // Scale at 64
+		0, 0, 0x80, 0x3e, // Eps at 80
+		9, 0, 0, 0, 10, 0, 0, 0, // operand offsets at 84
+		0xaa, // untouched
+	}, buf[:93])
+	buf2 := make([]byte, SlotSize)
+	require.NoError(t, EncodeParams(buf2, &v, []uint32{9, 10}), "a pointer to the struct encodes the same")
+	require.Equal(t, buf[:92], buf2[:92])
+
+	// 57 words and a vec4 would take 244 bytes packed, but the vec4 starts at 240: with one
+	// operand offset the struct (260 bytes, rounded up to its 16-byte alignment) no longer
+	// fits a slot.
+	_, err = ParamsDecl(words(57, true), nil)
+	require.NoError(t, err)
+	_, err = ParamsDecl(words(57, true), ops[:1])
+	require.ErrorContains(t, err, "272 bytes exceed")
+	require.Error(t, EncodeParams(buf, reflect.New(words(57, true)).Elem().Interface(), []uint32{1}))
+	_, err = ParamsDecl(words(56, true), ops[:1])
+	require.NoError(t, err)
+
+	type vec2 struct{ V [2]uint32 }
+	_, err = ParamsDecl(reflect.TypeOf(vec2{}), nil)
+	require.Error(t, err, "only 4-element arrays")
+	type u64 struct{ V [4]uint64 }
+	_, err = ParamsDecl(reflect.TypeOf(u64{}), nil)
+	require.Error(t, err, "only 32-bit elements")
 }
 
 func TestSpecKeyDistinguishesVariants(t *testing.T) {

@@ -10,13 +10,27 @@ fn group_id(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
   return wid.x + nwg.x * (wid.y + nwg.y * wid.z);
 }
 
-// Splits a linear element index into coordinates over dims ne0, ne1, ne2 (dim 3 unbounded).
-fn coords(i: u32, ne0: u32, ne1: u32, ne2: u32) -> vec4<u32> {
-  let i0 = i % ne0;
-  let r0 = i / ne0;
-  let i1 = r0 % ne1;
-  let r1 = r0 / ne1;
-  return vec4<u32>(i0, i1, r1 % ne2, r1 / ne2);
+// Splits a linear element index into coordinates over the shape ne (ne.w unused: dim 3 is
+// unbounded).
+fn coords(i: u32, ne: vec4<u32>) -> vec4<u32> {
+  let i0 = i % ne.x;
+  let r0 = i / ne.x;
+  let i1 = r0 % ne.y;
+  let r1 = r0 / ne.y;
+  return vec4<u32>(i0, i1, r1 % ne.z, r1 / ne.z);
+}
+
+// Coordinates (0, i1, i2, i3) of the first element of row `row` (rows in order over dims
+// 1, 2, 3 of the shape ne).
+fn row_coords(row: u32, ne: vec4<u32>) -> vec4<u32> {
+  let i1 = row % ne.y;
+  let r = row / ne.y;
+  return vec4<u32>(0u, i1, r % ne.z, r / ne.z);
+}
+
+// The element offset of coordinates c under strides s (in elements): c.x*s.x + ... + c.w*s.w.
+fn offset4(c: vec4<u32>, s: vec4<u32>) -> u32 {
+  return c.x * s.x + c.y * s.y + c.z * s.z + c.w * s.w;
 }
 
 fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }

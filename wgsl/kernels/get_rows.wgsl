@@ -1,9 +1,8 @@
 // dst[i0, i1, i2, i3] = src0[i0, rows[i1, i2, i3], i2, i3]  (rows: src1, I32)
 fn element(i: u32) {
-  let c = coords(i, p.Ne0, p.Ne1, p.Ne2);
-  let row = u32(src1_geti(c.y * p.B0 + c.z * p.B1 + c.w * p.B2));
-  dst_set(c.x * p.D0 + c.y * p.D1 + c.z * p.D2 + c.w * p.D3,
-          src0_get(c.x * p.A0 + row * p.A1 + c.z * p.A2 + c.w * p.A3));
+  let c = coords(i, p.Ne);
+  let row = u32(src1_geti(offset4(vec4<u32>(c.y, c.z, c.w, 0u), p.B)));
+  dst_set(offset4(c, p.D), src0_get(offset4(vec4<u32>(c.x, row, c.z, c.w), p.A)));
 }
 
 #include elementwise

@@ -15,8 +15,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let b = wid.z;
   let b2 = b % p.Ne2;
   let b3 = b / p.Ne2;
-  let a_base = (b2 / p.R2) * p.A2 + (b3 / p.R3) * p.A3;
-  let b_base = b2 * p.B2 + b3 * p.B3;
+  let a_base = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
+  let b_base = b2 * p.B.z + b3 * p.B.w;
   let row0 = wid.x * TM;
   let col0 = wid.y * TM;
   let tx = lid % 16u;
@@ -33,8 +33,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var wa = mat2x4<f32>();
     var wb = mat2x4<f32>();
     if (k < p.K) {
-      wa = src0_get8(a_base + ar * p.A1 + k);
-      wb = src1_get8(b_base + br * p.B1 + k);
+      wa = src0_get8(a_base + ar * p.A.y + k);
+      wb = src1_get8(b_base + br * p.B.y + k);
     }
     for (var e = 0u; e < 4u; e = e + 1u) {
       ta[lr * LD + lc + e] = wa[0][e];
@@ -47,8 +47,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       var va = 0.0;
       var vb = 0.0;
       if (k + e < p.K) {
-        va = src0_get(a_base + ar * p.A1 + (k + e) * p.A0);
-        vb = src1_get(b_base + br * p.B1 + (k + e) * p.B0);
+        va = src0_get(a_base + ar * p.A.y + (k + e) * p.A.x);
+        vb = src1_get(b_base + br * p.B.y + (k + e) * p.B.x);
       }
       ta[lr * LD + lc + e] = va;
       tb[lr * LD + lc + e] = vb;
@@ -75,7 +75,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var c = 0u; c < 4u; c = c + 1u) {
       let j = col0 + ty + 16u * c;
       if (i < p.M && j < p.N) {
-        dst_set(i * p.D0 + j * p.D1 + b2 * p.D2 + b3 * p.D3, acc[r * 4u + c]);
+        dst_set(offset4(vec4<u32>(i, j, b2, b3), p.D), acc[r * 4u + c]);
       }
     }
   }

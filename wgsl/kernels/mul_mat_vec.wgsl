@@ -11,12 +11,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let b = r / p.N;
   let b2 = b % p.Ne2;
   let b3 = b / p.Ne2;
-  let a = (b2 / p.R2) * p.A2 + (b3 / p.R3) * p.A3 + i * p.A1;
-  let v = b2 * p.B2 + b3 * p.B3 + j * p.B1;
+  let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w + i * p.A.y;
+  let v = b2 * p.B.z + b3 * p.B.w + j * p.B.y;
   var acc = 0.0;
   for (var k = lid; k < p.K; k = k + {{WG}}u) {
-    acc = acc + src0_get(a + k * p.A0) * src1_get(v + k * p.B0);
+    acc = acc + src0_get(a + k * p.A.x) * src1_get(v + k * p.B.x);
   }
   let sum = wg_sum(lid, acc);
-  if (lid == 0u) { dst_set(i * p.D0 + j * p.D1 + b2 * p.D2 + b3 * p.D3, sum); }
+  if (lid == 0u) { dst_set(offset4(vec4<u32>(i, j, b2, b3), p.D), sum); }
 }

@@ -21,14 +21,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let b = g / blocks;
   let b2 = b % p.Ne2;
   let b3 = b / p.Ne2;
-  let a = (b2 / p.R2) * p.A2 + (b3 / p.R3) * p.A3;
-  let v = b2 * p.B2 + b3 * p.B3;
+  let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
+  let v = b2 * p.B.z + b3 * p.B.w;
   var acc: array<f32, {{ACC}}>;
   for (var k = lid * 8u; k < p.K; k = k + {{WG}}u * 8u) {
     var x: array<mat2x4<f32>, {{NCOLS}}>;
-    for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_get8(v + j * p.B1 + k); }
+    for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_get8(v + j * p.B.y + k); }
     for (var r = 0u; r < ROWS; r = r + 1u) {
-      let row = a + min(i0 + r, p.M - 1u) * p.A1 + k;
+      let row = a + min(i0 + r, p.M - 1u) * p.A.y + k;
       let w = src0_get8(row);
 #if GLU
       let u = up_get8(row);
@@ -56,6 +56,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if GLU
     y = silu(y) * red[(OUTS + lid) * {{WG}}u];
 #endif
-    if (i < p.M) { dst_set(i * p.D0 + j * p.D1 + b2 * p.D2 + b3 * p.D3, y); }
+    if (i < p.M) { dst_set(offset4(vec4<u32>(i, j, b2, b3), p.D), y); }
   }
 }

@@ -7,20 +7,21 @@ fn yarn_ramp(low: f32, high: f32, q: u32) -> f32 {
 }
 
 fn element(i: u32) {
-  let half = p.Ne0 / 2u;
-  let c = coords(i, half, p.Ne1, p.Ne2);   // c.x: pair slot q; c.y: i1; c.z: i2 (position); c.w: i3
+  let half = p.Ne.x / 2u;
+  let c = coords(i, vec4<u32>(half, p.Ne.y, p.Ne.z, p.Ne.w)); // c.x: pair slot q; c.y: i1; c.z: i2 (position); c.w: i3
   let q = c.x;
-  let a = c.y * p.A1 + c.z * p.A2 + c.w * p.A3;
-  let d = c.y * p.D1 + c.z * p.D2 + c.w * p.D3;
+  let rc = vec4<u32>(0u, c.y, c.z, c.w);
+  let a = offset4(rc, p.A);
+  let d = offset4(rc, p.D);
   let nrot = p.NDims / 2u;
   if (q >= nrot) {
     let r = 2u * (q - nrot);
     var e = r;
     if (r >= p.NOffs) { e = r + p.NDims; }
-    let x0 = src0_get(a + e * p.A0);
-    let x1 = src0_get(a + (e + 1u) * p.A0);
-    dst_set(d + e * p.D0, x0);
-    dst_set(d + (e + 1u) * p.D0, x1);
+    let x0 = src0_get(a + e * p.A.x);
+    let x1 = src0_get(a + (e + 1u) * p.A.x);
+    dst_set(d + e * p.D.x, x0);
+    dst_set(d + (e + 1u) * p.D.x, x1);
     return;
   }
 #if NEOX
@@ -45,10 +46,10 @@ fn element(i: u32) {
   }
   let cs = cos(theta) * mscale;
   let sn = sin(theta) * mscale;
-  let x0 = src0_get(a + e0 * p.A0);
-  let x1 = src0_get(a + e1 * p.A0);
-  dst_set(d + e0 * p.D0, x0 * cs - x1 * sn);
-  dst_set(d + e1 * p.D0, x0 * sn + x1 * cs);
+  let x0 = src0_get(a + e0 * p.A.x);
+  let x1 = src0_get(a + e1 * p.A.x);
+  dst_set(d + e0 * p.D.x, x0 * cs - x1 * sn);
+  dst_set(d + e1 * p.D.x, x0 * sn + x1 * cs);
 }
 
 #include elementwise

@@ -1,0 +1,106 @@
+package ops
+
+import (
+	"slices"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
+
+// The fusion table: runs of consecutive graph nodes that one lowering computes together,
+// writing only the last node's result. The scheduler tries the rows in order at every node
+// and takes the first that applies, so longer patterns come first; a new fusion is a new
+// row (and its guard and lowering, next to the op family they build on).
+
+// OpSet is the ops a node at one position of a fusion pattern may have.
+type OpSet []tensor.Op
+
+// Has reports whether op is in the set.
+func (s OpSet) Has(op tensor.Op) bool { return slices.Contains(s, op) }
+
+// Fusion is one row of the fusion table.
+type Fusion struct {
+	// Name identifies the row.
+	Name string
+	// Ops is the pattern: one set of ops per position, for consecutive nodes. A node that
+	// is a view (PERMUTE, ...) needs no work of its own and counts as skipped; every other
+	// node of a match must need work.
+	Ops []OpSet
+	// Private lists the positions whose results the fused kernel does not write: each must
+	// be read by exactly one node, a later one of the match, and must not be a graph output.
+	// Only the scheduler sees the whole graph, so it checks this.
+	Private []int
+	// Guard reports whether nodes whose ops match the pattern are safe to fuse: linked to
+	// each other as the pattern means, each supported, and no result overlapping an input
+	// that other invocations still read (ggml may place the result over the pattern's
+	// freed inputs).
+	Guard func(n []*tensor.Tensor, l *Limits) bool
+	// Lower lowers nodes that passed Guard; its dispatches compute the last node. An error
+	// means the guard admitted what the lowering cannot do.
+	Lower func(n []*tensor.Tensor, l *Limits) ([]Dispatch, error)
+	// Example returns nodes the row applies to; the compile test builds their kernels.
+	Example func() []*tensor.Tensor
+}
+
+// Applies reports whether the row's pattern matches nodes (as many as its positions) and
+// its guard admits them: all that the nodes alone decide. The caller checks that the
+// nodes need work and that the Private positions are private.
+func (f *Fusion) Applies(n []*tensor.Tensor, l *Limits) bool {
+	if len(n) != len(f.Ops) {
+		return false
+	}
+	for i, ops := range f.Ops {
+		if !ops.Has(n[i].Op) {
+			return false
+		}
+	}
+	return f.Guard(n, l)
+}
+
+// Fusions returns the fusion table, in the order the rows are tried (longest first). The
+// caller must not modify it.
+func Fusions() []Fusion { return fusions }
+
+var fusions = []Fusion{
+	{
+		// llama's kqv -> kqv_merged -> kqv_out: the matmul stores straight into the
+		// contiguous result.
+		Name:    "mul_mat+permute+cont",
+		Ops:     []OpSet{{tensor.OpMulMat}, {tensor.OpPermute}, {tensor.OpCont}},
+		Private: []int{0, 1},
+		Guard:   guardMulMatPermuteCont,
+		Lower:   lowerMulMatPermuteCont,
+		Example: func() []*tensor.Tensor {
+			// kqv [8, 3, 2] -> permute(0, 2, 1, 3) -> cont [8, 2, 3]
+			kqv := node(tensor.OpMulMat, f32(8, 3, 2), nil, f32(16, 8, 2), f32(16, 3, 2))
+			perm := &tensor.Tensor{Type: tensor.F32, Ne: [4]int64{8, 2, 3, 1}, Nb: [4]uint64{4, 96, 32, 192}}
+			node(tensor.OpPermute, perm, []int32{0, 2, 1, 3}, kqv)
+			return []*tensor.Tensor{kqv, perm, node(tensor.OpCont, f32(8, 2, 3), nil, perm)}
+		},
+	},
+	{
+		// llama's feed-forward gate and up mat-vecs (either order) and the SWIGLU of the two.
+		Name:    "mul_mat+mul_mat+glu",
+		Ops:     []OpSet{{tensor.OpMulMat}, {tensor.OpMulMat}, {tensor.OpGLU}},
+		Private: []int{0, 1},
+		Guard:   guardMatVecGLU,
+		Lower:   lowerMatVecGLU,
+		Example: func() []*tensor.Tensor {
+			x := f32(64, 2)
+			up := node(tensor.OpMulMat, f32(9, 2), nil, contiguous(tensor.F16, 64, 9), x)
+			gate := node(tensor.OpMulMat, f32(9, 2), nil, contiguous(tensor.F16, 64, 9), x)
+			return []*tensor.Tensor{up, gate, node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, up)}
+		},
+	},
+	{
+		// llama's attn_norm and ffn_norm: the norm and the MUL by its weight.
+		Name:    "norm+mul",
+		Ops:     []OpSet{{tensor.OpRMSNorm, tensor.OpNorm}, {tensor.OpMul}},
+		Private: []int{0},
+		Guard:   guardNormMul,
+		Lower:   lowerNormMul,
+		Example: func() []*tensor.Tensor {
+			norm := node(tensor.OpRMSNorm, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2))
+			return []*tensor.Tensor{norm, node(tensor.OpMul, f32(7, 2), nil, norm, f32(7))}
+		},
+	},
+}
