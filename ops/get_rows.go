@@ -8,6 +8,7 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 type getRowsParams struct {
 	Ne, A, B, D [4]uint32 // dst shape; src0, rows (dims 0..2), dst strides
 	N           uint32
+	Rows        uint32 // src0's rows: an index outside [0, Rows) reads zeros
 }
 
 func init() {
@@ -33,7 +34,7 @@ func supportsGetRows(t *tensor.Tensor, _ *Limits) bool {
 
 func lowerGetRows(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
-	p := getRowsParams{Ne: dims(t), A: strides(a), B: strides(b), D: strides(t), N: uint32(t.Elems())}
+	p := getRowsParams{Ne: dims(t), A: strides(a), B: strides(b), D: strides(t), N: uint32(t.Elems()), Rows: uint32(a.Ne[1])}
 	s := spec("get_rows", wgElementwise, p, nil, in("src0", a), in("src1", b), out("dst", t))
 	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
 }

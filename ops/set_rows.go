@@ -8,6 +8,7 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 type setRowsParams struct {
 	Ne, A, Be, B, D [4]uint32 // src0 shape, strides; rows shape, strides; dst strides
 	N               uint32
+	Rows            uint32 // dst's rows: a row whose index is outside [0, Rows) is not written
 }
 
 func init() {
@@ -36,7 +37,7 @@ func supportsSetRows(t *tensor.Tensor, _ *Limits) bool {
 
 func lowerSetRows(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
-	p := setRowsParams{Ne: dims(a), A: strides(a), Be: dims(b), B: strides(b), D: strides(t), N: uint32(a.Elems())}
+	p := setRowsParams{Ne: dims(a), A: strides(a), Be: dims(b), B: strides(b), D: strides(t), N: uint32(a.Elems()), Rows: uint32(t.Ne[1])}
 	s := spec("set_rows", wgElementwise, p, nil, in("src0", a), in("src1", b), out("dst", t))
 	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: gridElems(a.Elems(), l)}}, nil
 }

@@ -10,7 +10,7 @@ const (
 	F32 Format = iota
 	F16
 	I32
-	I64 // read only, as the low 32 bits of each element
+	I64 // read only; values outside the i32 range read as -1
 )
 
 func (f Format) String() string {
@@ -58,8 +58,11 @@ func (f Format) accessors(name string, binding int, written bool) string {
 		}
 		return s
 	case I64:
-		return decl + "array<i32>;\n" +
-			fmt.Sprintf("fn %[1]s_geti(i: u32) -> i32 { return %[1]s[2u * (p.%[1]s_off + i)]; }\n", name)
+		// A value outside the i32 range reads as -1, which every index check rejects.
+		return decl + "array<i32>;\n" + fmt.Sprintf(
+			"fn %[1]s_geti(i: u32) -> i32 {\n"+
+				"  let e = 2u * (p.%[1]s_off + i); let lo = %[1]s[e];\n"+
+				"  return select(-1, lo, %[1]s[e + 1u] == select(0, -1, lo < 0));\n}\n", name)
 	case F16:
 		// Two halves per u32 word. Written f16 operands are atomic so that neighbouring
 		// halves stored by different invocations do not clobber each other.
