@@ -1,7 +1,10 @@
 // Command wgpu-conformance runs the ggml-wgpu conformance suite: every case is computed on
 // the ggml CPU backend and on the device under test (WGPU0 of build/libggml-wgpu.so by
 // default) and compared with ggml's NMSE metric. It prints a table per op and type and exits
-// 1 if any case fails or any required case is unsupported.
+// 1 if any case fails or any required case is unsupported. -quick keeps, of the cases
+// -filter selects, the first of every op family and types and the first to run each kernel
+// pipeline the library plans (a tenth of the suite that still runs every shader; the
+// Vulkan validation run, scripts/validation.sh, uses it).
 //
 // With -perf it measures instead the ops of llama models' decode and prefill graphs on one
 // or more devices side by side (test-backend-ops' perf mode): µs per op, GB/s, and TFLOP/s
@@ -15,7 +18,7 @@
 // Usage:
 //
 //	go run ./conformance/cmd/wgpu-conformance [-lib DIR] [-backend FILE] [-device NAME]
-//	    [-filter SUBSTR] [-v] [-self] [-list]
+//	    [-filter SUBSTR] [-quick] [-v] [-self] [-list]
 //	go run ./conformance/cmd/wgpu-conformance -perf [-device WGPU0 -device Vulkan0 ...]
 //	    [-load .cache/ggml/peer/libggml-vulkan.so ...] [-filter SUBSTR] [-quick]
 //	    [-max-gflop N] [-threads N] [-list]
@@ -60,7 +63,7 @@ func run() int {
 	list := flag.Bool("list", false, "list the cases and exit")
 	perf := flag.Bool("perf", false, "measure op performance (µs, GB/s, TFLOP/s) on the devices instead of checking conformance")
 	flag.Var(&loads, "load", "with -perf: a further backend library (e.g. .cache/ggml/peer/libggml-vulkan.so) to load with ggml_backend_load; repeatable")
-	quick := flag.Bool("quick", false, "with -perf: fewer repetitions and runs (for slow devices such as lavapipe)")
+	quick := flag.Bool("quick", false, "with -perf: fewer repetitions and runs (for slow devices such as lavapipe); else: only the first case of every op family and types and the first case of every kernel pipeline (see conformance.Env.Quick)")
 	threads := flag.Int("threads", 0, "with -perf: threads of CPU backends (0: all cores)")
 	maxGflop := flag.Float64("max-gflop", 0, "with -perf: skip the cases whose op does more GFLOP than this (0: no limit; e.g. 8 on lavapipe)")
 	flag.Parse()
@@ -75,16 +78,14 @@ func run() int {
 		opts.MaxOpFlops = uint64(*maxGflop * 1e9)
 		return runPerf(*lib, *backend, devices, loads, *filter, opts, *threads, *list)
 	}
-	if len(devices) > 1 || len(loads) > 0 || *quick || *maxGflop != 0 {
-		fmt.Fprintln(os.Stderr, "several -device, -load, -quick and -max-gflop apply to -perf only")
+	if len(devices) > 1 || len(loads) > 0 || *maxGflop != 0 {
+		fmt.Fprintln(os.Stderr, "several -device, -load and -max-gflop apply to -perf only")
 		return 2
 	}
 
 	cases := conformance.Filter(conformance.Cases(), *filter)
-	if *list {
-		for _, c := range cases {
-			fmt.Printf("%-12s %-16s %s\n", c.Op, c.Types, c.Name)
-		}
+	if *list && !*quick {
+		listCases(cases)
 		return 0
 	}
 	if len(cases) == 0 {
@@ -103,6 +104,17 @@ func run() int {
 		return 2
 	}
 	defer env.Close()
+	if *quick {
+		// The selection plans each case on the device under test, so it needs the library.
+		if cases, err = env.QuickCases(cases); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		if *list {
+			listCases(cases)
+			return 0
+		}
+	}
 	fmt.Printf("device under test: %s (%s), %d cases\n", env.DeviceName, env.Description, len(cases))
 	s := env.RunAll(cases, func(r conformance.Result) {
 		if *verbose || r.Status == conformance.Failed {
@@ -126,6 +138,13 @@ func run() int {
 	}
 	fmt.Println("\nOK")
 	return 0
+}
+
+// listCases prints one line per case: op family, types, name.
+func listCases(cases []*conformance.Case) {
+	for _, c := range cases {
+		fmt.Printf("%-12s %-16s %s\n", c.Op, c.Types, c.Name)
+	}
 }
 
 // runPerf is the -perf mode: it prints a progress line per measurement on stderr and the
