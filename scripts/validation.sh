@@ -6,7 +6,7 @@
 #                                         # family and types and of every kernel pipeline
 #   bash scripts/validation.sh --full     # the whole conformance suite
 #   options: --gpu-av (also GPU-assisted validation: bounds checks inside the shaders,
-#            about ten times slower), --allow VUID (also ignore this message id; repeatable)
+#            several times slower), --allow VUID (also ignore this message id; repeatable)
 #
 # The layer is the one Debian's chromium ships (/usr/lib/chromium, installed here if
 # missing, with sudo when not root) without a manifest; GGML_WGPU_VVL_LIBRARY names another
@@ -86,10 +86,11 @@ export VK_LOADER_DEBUG=layer
 args=()
 [ "$mode" = quick ] && args+=(-quick)
 echo "validation: $mode selection under $layer"
-start=$SECONDS
+start=$(date +%s%N)
 rc=0
 "$work/wgpu-conformance" "${args[@]}" >"$work/stdout" 2>"$work/stderr" || rc=$?
-elapsed=$((SECONDS - start))
+ms=$((($(date +%s%N) - start) / 1000000))
+elapsed=$((ms / 1000)).$(printf '%03d' $((ms % 1000)))
 touch "$work/layer.log"
 
 # The run itself: its header and result lines (the loader's layer log is left out).
