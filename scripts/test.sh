@@ -9,6 +9,8 @@ cd "$root"
 bash scripts/setup.sh
 bash scripts/build.sh
 go vet ./...
+# The Khronos validation layer over every case of the conformance suite: no errors.
+bash scripts/validation.sh --full
 go test -count=1 -timeout 20m ./...
 # The conformance table, per op and type.
 go run ./conformance/cmd/wgpu-conformance

@@ -13,8 +13,11 @@
 # libVkLayer_khronos_validation.so. The manifest goes to the user's cache folder
 # (GGML_WGPU_CACHE, else $XDG_CACHE_HOME/ggml-wgpu or ~/.cache/ggml-wgpu, as setup.sh)
 # under vvl/. The layer writes its messages to a log file; every "Validation Error"
-# message counts except VUID-StandaloneSpirv-None-10684 (naga 0.19 decorates workgroup
-# arrays with an ArrayStride, which a newer SPIR-V rule forbids and drivers accept).
+# message counts except two that come from naga 0.19's SPIR-V output, not from our use of
+# the API, and that newer SPIR-V rules forbid while drivers compute correctly:
+# VUID-StandaloneSpirv-None-10684 (workgroup arrays decorated with an ArrayStride) and
+# VUID-StandaloneSpirv-MemorySemantics-10871 (the relaxed atomics of our f16 stores carry
+# the UniformMemory bit; fixed in wgpu after the version we link).
 # Warnings are printed but do not fail the run. The loader's layer log proves that the
 # device ran under the layer.
 set -euo pipefail
@@ -23,7 +26,7 @@ cd "$root"
 
 mode=quick
 gpuav=0
-allowed=(VUID-StandaloneSpirv-None-10684)
+allowed=(VUID-StandaloneSpirv-None-10684 VUID-StandaloneSpirv-MemorySemantics-10871)
 while (($#)); do
 	case "$1" in
 	--full) mode=full ;;
