@@ -531,12 +531,15 @@ func (d *Device) Clear(b *Buffer, offset, size uint64) error {
 	return d.clear(b, offset, size)
 }
 
-// clear is Clear without the checks.
+// clear is Clear without the checks. An error scope catches what wgpu-native would
+// otherwise only report as an uncaptured error while dropping the clear.
 func (d *Device) clear(b *Buffer, offset, size uint64) error {
-	if C.gw_clear(d.d, b.h, C.uint64_t(offset), C.uint64_t(size)) == 0 {
-		return errors.New("webgpu: clear: out of host memory")
+	var seq C.uint64_t
+	err := d.scoped("clear", func() { seq = C.gw_clear(d.d, b.h, C.uint64_t(offset), C.uint64_t(size)) })
+	if err == nil && seq == 0 {
+		err = errors.New("webgpu: clear: out of host memory")
 	}
-	return nil
+	return err
 }
 
 // stagingChunk is the size of the reusable readback buffer.
@@ -554,6 +557,11 @@ func (d *Device) Read(b *Buffer, offset uint64, dst []byte) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	return d.read(b, offset, dst)
+}
+
+// read is Read without the checks (but for the error scope).
+func (d *Device) read(b *Buffer, offset uint64, dst []byte) error {
 	if d.stage == nil {
 		s, err := d.CreateBuffer(min(stagingChunk, d.lim.MaxBufferSize&^3), usageStaging)
 		if err != nil {
@@ -563,9 +571,17 @@ func (d *Device) Read(b *Buffer, offset uint64, dst []byte) error {
 	}
 	for done := uint64(0); done < uint64(len(dst)); {
 		n := min(uint64(len(dst))-done, d.stage.Size)
-		rc := C.gw_read(d.d, b.h, C.uint64_t(offset+done), C.uint64_t(n), d.stage.h, unsafe.Pointer(&dst[done]), d.timeoutMS())
+		// The scope turns a copy that wgpu-native drops (and would let the readback return
+		// stale bytes) into an error.
+		var rc C.int
+		err := d.scoped("readback", func() {
+			rc = C.gw_read(d.d, b.h, C.uint64_t(offset+done), C.uint64_t(n), d.stage.h, unsafe.Pointer(&dst[done]), d.timeoutMS())
+		})
 		if rc != C.GW_OK {
 			return d.waitErr(rc, "readback")
+		}
+		if err != nil {
+			return err
 		}
 		done += n
 	}
