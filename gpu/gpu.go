@@ -189,8 +189,9 @@ type Device struct {
 	// changing these changes nothing.
 	Limits Limits
 	// Timeout bounds every wait for the GPU (a submission, a readback, an error scope):
-	// EnvTimeout's value when the device opened, else DefaultTimeout; zero or less means
-	// DefaultTimeout. A wait that runs out of time marks the device lost.
+	// EnvTimeout's value when the device was requested (that request had the same bound),
+	// else DefaultTimeout; the caller may change it, zero or less meaning DefaultTimeout.
+	// A wait that runs out of time marks the device lost.
 	Timeout time.Duration
 	lim     Limits
 	layout  map[int]C.WGPUBindGroupLayout
@@ -283,13 +284,15 @@ func (d *Device) waitErr(rc C.int, what string) error {
 	switch rc {
 	case C.GW_OK:
 		return nil
-	case C.GW_TIMEOUT:
-		return fmt.Errorf("%w (the limit is Device.Timeout, set from %s)", d.Lost(), EnvTimeout)
-	case C.GW_LOST:
-		if err := d.Lost(); err != nil {
-			return err
+	case C.GW_TIMEOUT, C.GW_LOST:
+		err := d.Lost()
+		if err == nil { // the C side marks the device before it says so; not reached
+			err = fmt.Errorf("webgpu: %w: %s", ErrDeviceLost, what)
 		}
-		return fmt.Errorf("webgpu: %w", ErrDeviceLost)
+		if rc == C.GW_TIMEOUT {
+			err = fmt.Errorf("%w (the limit is Device.Timeout, which %s sets)", err, EnvTimeout)
+		}
+		return err
 	case C.GW_NOMEM:
 		return fmt.Errorf("webgpu: %s: out of host memory", what)
 	case C.GW_MAP_FAILED:
