@@ -677,9 +677,14 @@ func (d *Device) pipelineState(p *Pipeline) objState {
 type Binding struct {
 	Buffer       *Buffer
 	Offset, Size uint64
+	// ReadOnly says the kernel never writes this binding (it is still declared read_write,
+	// as all of them are). Read-only bindings may overlap each other in any way.
+	ReadOnly bool
 	// MayOverlap says the kernel is written for this range to overlap another binding of
-	// the same buffer without being identical to it. Without it such a partial overlap is
-	// rejected (identical ranges are always allowed; see checkOverlap).
+	// the same buffer, a written one included, without being identical to it.
+	//
+	// Without either flag, two bindings of one buffer must be disjoint or identical: a
+	// partial overlap is rejected (see checkOverlap).
 	MayOverlap bool
 }
 
@@ -707,7 +712,7 @@ func (d *Device) CreateBindGroup(p *Pipeline, uniform *Buffer, uniformSize uint6
 	spans := make([]span, len(storage))
 	for i, s := range storage {
 		spans[i] = d.span(s.Buffer, s.Offset, s.Size)
-		spans[i].mayOverlap = s.MayOverlap
+		spans[i].readOnly, spans[i].mayOverlap = s.ReadOnly, s.MayOverlap
 	}
 	if err := checkBindGroup(p.Storage, d.span(uniform, 0, uniformSize), spans, &d.lim); err != nil {
 		return nil, err

@@ -102,7 +102,8 @@ func TestDispatch(t *testing.T) {
 }
 
 // TestMayOverlap binds two partially overlapping ranges of one buffer: rejected by
-// default, accepted when a binding says the kernel is written for it.
+// default, accepted when a binding says the kernel is written for it or both are
+// read-only.
 func TestMayOverlap(t *testing.T) {
 	d := openFirst(t)
 	p, err := d.CreatePipeline("doubler", doubler, 2)
@@ -114,6 +115,11 @@ func TestMayOverlap(t *testing.T) {
 	_, err = d.CreateBindGroup(p, u, 16, []Binding{{Buffer: a, Size: 512}, {Buffer: a, Offset: 256, Size: 512}})
 	require.ErrorContains(t, err, "partially overlap")
 	g, err := d.CreateBindGroup(p, u, 16, []Binding{{Buffer: a, Size: 512}, {Buffer: a, Offset: 256, Size: 512, MayOverlap: true}})
+	require.NoError(t, err)
+	g.Release()
+	_, err = d.CreateBindGroup(p, u, 16, []Binding{{Buffer: a, Size: 512, ReadOnly: true}, {Buffer: a, Offset: 256, Size: 512}})
+	require.ErrorContains(t, err, "partially overlap")
+	g, err = d.CreateBindGroup(p, u, 16, []Binding{{Buffer: a, Size: 512, ReadOnly: true}, {Buffer: a, Offset: 256, Size: 512, ReadOnly: true}})
 	require.NoError(t, err)
 	g.Release()
 	n, msg := d.Errors()

@@ -74,6 +74,7 @@ type span struct {
 	bufSize      uint64 // the buffer's size
 	usage        uint32 // the buffer's usage bits
 	offset, size uint64
+	readOnly     bool // a storage binding the kernel only reads (Binding.ReadOnly)
 	mayOverlap   bool // a storage binding the kernel allows to overlap others (Binding.MayOverlap)
 }
 
@@ -213,28 +214,29 @@ func checkUniform(s span, lim *Limits) error {
 
 // checkOverlap applies the aliasing rule to the storage bindings of one bind group.
 //
-// Every storage binding of this package's layouts is read_write, so two bindings whose
-// ranges of one buffer overlap may be a write racing a read inside one dispatch. What
-// kernels legitimately do is bind the very same range twice (an in-place op: source and
-// destination are one tensor, each invocation reading and then writing its own elements).
-// Hence: ranges of different buffers, and disjoint ranges of one buffer, are accepted;
-// identical ranges (same offset and size) are accepted; ranges that overlap without being
-// identical are rejected, unless one of the two bindings has mayOverlap set (the caller
-// says the kernel is written for it).
+// Every storage binding of this package's layouts is declared read_write, so two bindings
+// whose ranges of one buffer overlap may be a write racing a read inside one dispatch.
+// What kernels legitimately do is bind the very same range twice (an in-place op: source
+// and destination are one tensor, each invocation reading and then writing its own
+// elements), or read two overlapping views of one tensor. Hence two bindings of one buffer
+// are accepted when their ranges are disjoint, when they are identical (same offset and
+// size), when both are readOnly (the kernel writes neither), or when either has mayOverlap
+// set (the caller says the kernel is written for the overlap). Any other overlap, a
+// partial one involving a binding the kernel may write, is rejected.
 func checkOverlap(storage []span) error {
 	for i := range storage {
 		a := storage[i]
 		for j := i + 1; j < len(storage); j++ {
 			b := storage[j]
-			if a.id != b.id || a.mayOverlap || b.mayOverlap {
-				continue
-			}
-			if a.offset == b.offset && a.size == b.size {
-				continue
-			}
-			if a.offset < b.offset+b.size && b.offset < a.offset+a.size {
-				return fmt.Errorf("webgpu: storage bindings %d (at %d, %d bytes) and %d (at %d, %d bytes) partially overlap in one buffer; "+
-					"identical ranges are allowed, other overlaps need Binding.MayOverlap", i, a.offset, a.size, j, b.offset, b.size)
+			switch {
+			case a.id != b.id:
+			case a.offset == b.offset && a.size == b.size:
+			case a.readOnly && b.readOnly:
+			case a.mayOverlap || b.mayOverlap:
+			case a.offset < b.offset+b.size && b.offset < a.offset+a.size:
+				return fmt.Errorf("webgpu: storage bindings %d (at %d, %d bytes) and %d (at %d, %d bytes) partially overlap in one buffer "+
+					"and the kernel may write one of them; identical ranges and read-only ones may overlap, other overlaps need Binding.MayOverlap",
+					i, a.offset, a.size, j, b.offset, b.size)
 			}
 		}
 	}

@@ -99,6 +99,7 @@ func TestValidateBindGroup(t *testing.T) {
 	b := live(2, 4096, UsageStorage, 0, 1024)
 	at := func(s span, offset, size uint64) span { s.offset, s.size = offset, size; return s }
 	overlapOK := func(s span) span { s.mayOverlap = true; return s }
+	readOnly := func(s span) span { s.readOnly = true; return s }
 	runValidatorCases(t, []validatorCase{
 		{"two buffers", checkBindGroup(2, uni, []span{a, b}, l), ""},
 		{"no storage", checkBindGroup(0, uni, nil, l), ""},
@@ -131,6 +132,9 @@ func TestValidateBindGroup(t *testing.T) {
 		{"same offset, other size", checkBindGroup(2, uni, []span{at(a, 0, 1024), at(a, 0, 512)}, l), "partially overlap"},
 		{"third binding overlaps the first", checkBindGroup(3, uni, []span{at(a, 0, 512), b, at(a, 480, 64)}, l), "bindings 0 (at 0, 512 bytes) and 2"},
 		{"overlap the kernel allows", checkBindGroup(2, uni, []span{at(a, 0, 512), overlapOK(at(a, 256, 512))}, l), ""},
+		{"overlap of two read-only ranges", checkBindGroup(2, uni, []span{readOnly(at(a, 0, 512)), readOnly(at(a, 256, 512))}, l), ""},
+		{"read-only range overlapping a written one", checkBindGroup(2, uni, []span{readOnly(at(a, 0, 512)), at(a, 256, 512)}, l), "partially overlap"},
+		{"written range overlapping a read-only one", checkBindGroup(3, uni, []span{at(a, 0, 512), b, readOnly(at(a, 256, 512))}, l), "bindings 0 (at 0, 512 bytes) and 2"},
 	})
 }
 
