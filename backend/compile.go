@@ -78,6 +78,7 @@ func (d *Device) compile(plan *sched.Plan) ([]exec.Step, error) {
 				return nil, fmt.Errorf("%s: %w", ps.Node.Name, err)
 			}
 			s.Bindings[j], offsets[j] = op.binding, op.elem
+			s.Bindings[j].ReadOnly = !spec.Operands[j].Written // read-only operands may overlap
 		}
 		if err := wgsl.EncodeParams(s.Params, ds.Params, offsets); err != nil {
 			return nil, fmt.Errorf("%s: %w", ps.Node.Name, err)

@@ -3,6 +3,14 @@
 // encoding. It calls the C API directly (never through callbacks that hold Go memory), so
 // the known defects of the Go binding's MapAsync and error callbacks do not apply.
 //
+// The library is loaded into other people's processes, and a Rust panic inside
+// wgpu-native aborts the whole process. So every exported entry point validates its input
+// first (validate.go) and returns an error instead of passing wgpu-native anything it
+// would panic on; a nil or released object is an error, never a crash. Every wait for the
+// GPU has a deadline (Device.Timeout); a wait that runs past it, or a device-lost report,
+// marks the device lost, and from then on every call on it fails at once with an error
+// wrapping ErrDeviceLost, without calling into wgpu-native.
+//
 // A Device is not safe for concurrent use; callers serialise access (backend.Device does).
 package gpu
 
@@ -17,11 +25,51 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	// Linked for its static libwgpu_native.a; this package calls the C API itself.
 	_ "github.com/cogentcore/webgpu/wgpu"
 )
+
+// The usage bits of validate.go are the header's: a mismatch makes an array type of
+// non-zero length that cannot be assigned to a zero-length one, and fails to compile.
+var (
+	_ [0]struct{} = [usageMapRead ^ C.WGPUBufferUsage_MapRead]struct{}{}
+	_ [0]struct{} = [usageCopySrc ^ C.WGPUBufferUsage_CopySrc]struct{}{}
+	_ [0]struct{} = [usageCopyDst ^ C.WGPUBufferUsage_CopyDst]struct{}{}
+	_ [0]struct{} = [usageUniform ^ C.WGPUBufferUsage_Uniform]struct{}{}
+	_ [0]struct{} = [usageStorage ^ C.WGPUBufferUsage_Storage]struct{}{}
+	_ [0]struct{} = [usageQueryResolve ^ C.WGPUBufferUsage_QueryResolve]struct{}{}
+	_ [0]struct{} = [maxLayoutStorage ^ C.GW_MAX_STORAGE]struct{}{}
+)
+
+// EnvTimeout is the environment variable that bounds every wait for the GPU, in
+// milliseconds. The package reads it when a device is requested and opened; the result is
+// the Device's Timeout, which the caller may change afterwards.
+const EnvTimeout = "GGML_WGPU_TIMEOUT_MS"
+
+// DefaultTimeout bounds every wait for the GPU when EnvTimeout is unset or invalid.
+const DefaultTimeout = 60 * time.Second
+
+// ErrDeviceLost is wrapped by the errors of a device that was lost or whose wait timed out.
+var ErrDeviceLost = errors.New("device lost")
+
+// timeoutFromEnv returns the wait deadline EnvTimeout asks for, or DefaultTimeout.
+func timeoutFromEnv() time.Duration {
+	ms, err := strconv.ParseInt(os.Getenv(EnvTimeout), 10, 64)
+	if err != nil || ms <= 0 {
+		return DefaultTimeout
+	}
+	if ms > math.MaxInt64/int64(time.Millisecond) {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(ms) * time.Millisecond
+}
 
 // AdapterType says what kind of hardware an adapter drives.
 type AdapterType int
@@ -86,8 +134,12 @@ func NewInstance() (*Instance, error) {
 	return &Instance{h: h}, nil
 }
 
-// Adapters lists the Vulkan adapters of the instance, in the order wgpu-native reports them.
+// Adapters lists the Vulkan adapters of the instance, in the order wgpu-native reports them
+// (none for a nil instance, or when host memory for the list cannot be had).
 func (in *Instance) Adapters() []*Adapter {
+	if in == nil || in.h == nil {
+		return nil
+	}
 	var hs [32]C.WGPUAdapter
 	n := int(C.gw_enumerate(in.h, &hs[0], C.size_t(len(hs))))
 	out := make([]*Adapter, 0, n)
@@ -116,6 +168,9 @@ func (in *Instance) Adapters() []*Adapter {
 // Memory returns the adapter's device-local memory (total) and what is free of it, read
 // through the Vulkan loader. ok is false when that cannot be told (no loader, no match).
 func (a *Adapter) Memory() (free, total uint64, ok bool) {
+	if a == nil {
+		return 0, 0, false
+	}
 	var t, f C.uint64_t
 	if C.gw_vk_memory(C.uint32_t(a.Info.VendorID), C.uint32_t(a.Info.DeviceID), &t, &f) == 0 {
 		return 0, 0, false
@@ -129,11 +184,19 @@ const maxRequestableBufferSize = 1 << 40
 
 // Device is an open logical device with its queue.
 type Device struct {
-	d      *C.gw_device
+	d *C.gw_device
+	// Limits are the device's limits as granted. The checks use a private copy, so
+	// changing these changes nothing.
 	Limits Limits
-	layout map[int]C.WGPUBindGroupLayout
-	stage  C.WGPUBuffer
-	stageN uint64
+	// Timeout bounds every wait for the GPU (a submission, a readback, an error scope):
+	// EnvTimeout's value when the device was requested (that request had the same bound),
+	// else DefaultTimeout; the caller may change it, zero or less meaning DefaultTimeout.
+	// A wait that runs out of time marks the device lost.
+	Timeout time.Duration
+	lim     Limits
+	layout  map[int]C.WGPUBindGroupLayout
+	stage   *Buffer // reusable readback buffer
+	lost    error
 }
 
 // Open requests a device with the adapter's own limits (clamped where the binding needs it).
@@ -144,6 +207,9 @@ func (a *Adapter) Open() (*Device, error) { return a.open(false) }
 func (a *Adapter) OpenWithTimestamps() (*Device, error) { return a.open(true) }
 
 func (a *Adapter) open(timestamps bool) (*Device, error) {
+	if a == nil || a.h == nil {
+		return nil, errors.New("webgpu: open of a nil adapter")
+	}
 	lim := a.limits
 	if lim.maxBufferSize > maxRequestableBufferSize {
 		lim.maxBufferSize = maxRequestableBufferSize
@@ -151,208 +217,374 @@ func (a *Adapter) open(timestamps bool) (*Device, error) {
 	if lim.maxStorageBufferBindingSize > C.uint64_t(lim.maxBufferSize) {
 		lim.maxStorageBufferBindingSize = lim.maxBufferSize
 	}
+	timeout := timeoutFromEnv()
 	var msg [512]C.char
 	ts := C.int(0)
 	if timestamps {
 		ts = 1
 	}
-	d := C.gw_open(a.h, &lim, ts, &msg[0], C.size_t(len(msg)))
+	d := C.gw_open(a.h, &lim, ts, C.uint64_t(timeout.Milliseconds()), &msg[0], C.size_t(len(msg)))
 	if d == nil {
 		return nil, fmt.Errorf("webgpu: request device on %q: %s", a.Info.Device, C.GoString(&msg[0]))
 	}
 	var got C.WGPUSupportedLimits
 	C.wgpuDeviceGetLimits(d.device, &got)
 	l := got.limits
-	return &Device{
-		d: d,
-		Limits: Limits{
-			MaxBufferSize:                   uint64(l.maxBufferSize),
-			MaxStorageBufferBindingSize:     uint64(l.maxStorageBufferBindingSize),
-			MaxUniformBufferBindingSize:     uint64(l.maxUniformBufferBindingSize),
-			MinStorageBufferOffsetAlignment: uint32(l.minStorageBufferOffsetAlignment),
-			MinUniformBufferOffsetAlignment: uint32(l.minUniformBufferOffsetAlignment),
-			MaxStorageBuffersPerShaderStage: uint32(l.maxStorageBuffersPerShaderStage),
-			MaxComputeInvocationsPerGroup:   uint32(l.maxComputeInvocationsPerWorkgroup),
-			MaxComputeWorkgroupStorageSize:  uint32(l.maxComputeWorkgroupStorageSize),
-			MaxComputeWorkgroupsPerDim:      uint32(l.maxComputeWorkgroupsPerDimension),
-		},
-		layout: map[int]C.WGPUBindGroupLayout{},
-	}, nil
-}
-
-// Timestamps reports whether the device can time compute passes.
-func (d *Device) Timestamps() bool { return d.d.timestamps != 0 }
-
-// QuerySet holds GPU timestamps.
-type QuerySet struct {
-	h     C.WGPUQuerySet
-	Count int
-}
-
-// CreateQuerySet creates a set of count timestamp queries.
-func (d *Device) CreateQuerySet(count int) (*QuerySet, error) {
-	if !d.Timestamps() {
-		return nil, errors.New("webgpu: the device has no timestamp queries")
+	lims := Limits{
+		MaxBufferSize:                   uint64(l.maxBufferSize),
+		MaxStorageBufferBindingSize:     uint64(l.maxStorageBufferBindingSize),
+		MaxUniformBufferBindingSize:     uint64(l.maxUniformBufferBindingSize),
+		MinStorageBufferOffsetAlignment: uint32(l.minStorageBufferOffsetAlignment),
+		MinUniformBufferOffsetAlignment: uint32(l.minUniformBufferOffsetAlignment),
+		MaxStorageBuffersPerShaderStage: uint32(l.maxStorageBuffersPerShaderStage),
+		MaxComputeInvocationsPerGroup:   uint32(l.maxComputeInvocationsPerWorkgroup),
+		MaxComputeWorkgroupStorageSize:  uint32(l.maxComputeWorkgroupStorageSize),
+		MaxComputeWorkgroupsPerDim:      uint32(l.maxComputeWorkgroupsPerDimension),
 	}
-	var h C.WGPUQuerySet
-	if err := d.scoped("query set", func() { h = C.gw_query_set(d.d, C.uint32_t(count)) }); err != nil || h == nil {
-		return nil, fmt.Errorf("webgpu: query set: %v", err)
-	}
-	return &QuerySet{h: h, Count: count}, nil
+	return &Device{d: d, Limits: lims, lim: lims, Timeout: timeout, layout: map[int]C.WGPUBindGroupLayout{}}, nil
 }
 
-// Release frees the query set.
-func (q *QuerySet) Release() {
-	if q.h != nil {
-		C.wgpuQuerySetRelease(q.h)
-		q.h = nil
+// Lost returns why the device is lost (an error wrapping ErrDeviceLost: the device-lost
+// report, or the wait that timed out), or nil while it is usable or after a clean Close.
+func (d *Device) Lost() error {
+	if d == nil {
+		return nil
 	}
+	if d.lost == nil && d.d != nil && d.d.lost != 0 {
+		d.lost = fmt.Errorf("webgpu: %w: %s", ErrDeviceLost, C.GoString(&d.d.lost_reason[0]))
+	}
+	return d.lost
 }
 
-// UsageTimestamps is the usage of a buffer that receives resolved timestamps.
-const UsageTimestamps = C.WGPUBufferUsage_QueryResolve | C.WGPUBufferUsage_CopySrc
-
-// Close waits for outstanding work and releases the device.
-func (d *Device) Close() {
+// usable returns nil when calls may go to wgpu-native, else why not.
+func (d *Device) usable() error {
+	if d == nil {
+		return errors.New("webgpu: nil device")
+	}
+	if err := d.Lost(); err != nil {
+		return err
+	}
 	if d.d == nil {
-		return
-	}
-	for _, l := range d.layout {
-		C.wgpuBindGroupLayoutRelease(l)
-	}
-	if d.stage != nil {
-		C.wgpuBufferRelease(d.stage)
-	}
-	C.gw_close(d.d)
-	d.d = nil
-}
-
-// scoped runs f inside a validation error scope and returns the scope's error.
-func (d *Device) scoped(what string, f func()) error {
-	C.gw_push_scope(d.d)
-	f()
-	var msg [1024]C.char
-	if C.gw_pop_scope(d.d, &msg[0], C.size_t(len(msg))) != 0 {
-		return fmt.Errorf("webgpu: %s: %s", what, C.GoString(&msg[0]))
+		return errors.New("webgpu: device already closed")
 	}
 	return nil
 }
 
+// timeoutMS returns the wait deadline in milliseconds for the C helpers.
+func (d *Device) timeoutMS() C.uint64_t {
+	t := d.Timeout
+	if t <= 0 {
+		t = DefaultTimeout
+	}
+	return C.uint64_t(max(t.Milliseconds(), 1))
+}
+
+// waitErr turns a GW_ result of a C helper into an error.
+func (d *Device) waitErr(rc C.int, what string) error {
+	switch rc {
+	case C.GW_OK:
+		return nil
+	case C.GW_TIMEOUT, C.GW_LOST:
+		err := d.Lost()
+		if err == nil { // the C side marks the device before it says so; not reached
+			err = fmt.Errorf("webgpu: %w: %s", ErrDeviceLost, what)
+		}
+		if rc == C.GW_TIMEOUT {
+			err = fmt.Errorf("%w (the limit is Device.Timeout, which %s sets)", err, EnvTimeout)
+		}
+		return err
+	case C.GW_NOMEM:
+		return fmt.Errorf("webgpu: %s: out of host memory", what)
+	case C.GW_MAP_FAILED:
+		return fmt.Errorf("webgpu: %s: mapping the readback buffer failed", what)
+	}
+	return fmt.Errorf("webgpu: %s failed (code %d)", what, int(rc))
+}
+
+// Timestamps reports whether the device can time compute passes.
+func (d *Device) Timestamps() bool { return d != nil && d.d != nil && d.d.timestamps != 0 }
+
+// QuerySet holds GPU timestamps.
+type QuerySet struct {
+	h     C.WGPUQuerySet
+	d     *Device
+	Count int
+}
+
+// CreateQuerySet creates a set of count timestamp queries (1 to 4096).
+func (d *Device) CreateQuerySet(count int) (*QuerySet, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if !d.Timestamps() {
+		return nil, errors.New("webgpu: the device has no timestamp queries")
+	}
+	if err := checkQueryCount(count); err != nil {
+		return nil, err
+	}
+	return d.createQuerySet(count)
+}
+
+// createQuerySet is CreateQuerySet without the checks.
+func (d *Device) createQuerySet(count int) (*QuerySet, error) {
+	var h C.WGPUQuerySet
+	err := d.scoped("query set", func() { h = C.gw_query_set(d.d, C.uint32_t(count)) })
+	if err != nil || h == nil {
+		if h != nil && d.Lost() == nil {
+			C.wgpuQuerySetRelease(h)
+		}
+		if err == nil {
+			err = errors.New("webgpu: query set: wgpu-native returned NULL")
+		}
+		return nil, err
+	}
+	return &QuerySet{h: h, d: d, Count: count}, nil
+}
+
+// Release frees the query set. On a lost device the handle is only dropped.
+func (q *QuerySet) Release() {
+	if q == nil || q.h == nil {
+		return
+	}
+	if q.d.Lost() == nil {
+		C.wgpuQuerySetRelease(q.h)
+	}
+	q.h = nil
+}
+
+// querySetState returns what the checks know of q on d.
+func (d *Device) querySetState(q *QuerySet) objState {
+	switch {
+	case q == nil:
+		return objNil
+	case q.h == nil:
+		return objReleased
+	case q.d != d:
+		return objForeign
+	}
+	return objLive
+}
+
+// UsageTimestamps is the usage of a buffer that receives resolved timestamps.
+const UsageTimestamps = usageQueryResolve | usageCopySrc
+
+// Close waits for outstanding work and releases the device. A lost device, or one whose
+// work does not finish within Timeout, is left allocated: wgpu-native's teardown waits for
+// the device and may abort the process over a dead one.
+func (d *Device) Close() {
+	if d == nil || d.d == nil {
+		return
+	}
+	if d.Lost() == nil {
+		C.gw_wait(d.d, d.d.submitted, d.timeoutMS())
+	}
+	if d.Lost() == nil {
+		for _, l := range d.layout {
+			C.wgpuBindGroupLayoutRelease(l)
+		}
+		d.stage.Release()
+		C.gw_close(d.d, d.timeoutMS())
+	}
+	d.layout = nil
+	d.stage = nil
+	d.d = nil
+}
+
+// scoped runs f inside validation and out-of-memory error scopes and returns the scopes'
+// error, or the device's when it was lost meanwhile.
+func (d *Device) scoped(what string, f func()) error {
+	C.gw_push_scope(d.d)
+	f()
+	var msg [1024]C.char
+	switch rc := C.gw_pop_scope(d.d, d.timeoutMS(), &msg[0], C.size_t(len(msg))); rc {
+	case 0:
+		return d.Lost()
+	case 1:
+		return fmt.Errorf("webgpu: %s: %s", what, C.GoString(&msg[0]))
+	default:
+		return d.waitErr(rc, what)
+	}
+}
+
 // Buffer usages.
 const (
-	UsageStorage = C.WGPUBufferUsage_Storage | C.WGPUBufferUsage_CopySrc | C.WGPUBufferUsage_CopyDst
-	UsageUniform = C.WGPUBufferUsage_Uniform | C.WGPUBufferUsage_CopyDst
-	usageStaging = C.WGPUBufferUsage_MapRead | C.WGPUBufferUsage_CopyDst
+	UsageStorage = usageStorage | usageCopySrc | usageCopyDst
+	UsageUniform = usageUniform | usageCopyDst
+	usageStaging = usageMapRead | usageCopyDst
 )
 
 // Buffer is a GPU buffer.
 type Buffer struct {
-	h    C.WGPUBuffer
-	Size uint64
+	h     C.WGPUBuffer
+	d     *Device
+	id    uint64
+	usage uint32
+	Size  uint64
 }
 
-// CreateBuffer creates a buffer of size bytes (rounded up to 4) with the given usage.
+// bufferIDs numbers buffers so that the checks can tell them apart with plain values.
+var bufferIDs atomic.Uint64
+
+// CreateBuffer creates a buffer of size bytes (rounded up to 4; at least 1, at most the
+// device's maxBufferSize) with the given usage.
 func (d *Device) CreateBuffer(size uint64, usage uint32) (*Buffer, error) {
-	size = (size + 3) &^ 3
-	if size > d.Limits.MaxBufferSize {
-		return nil, fmt.Errorf("webgpu: buffer of %d bytes exceeds the device's maxBufferSize %d", size, d.Limits.MaxBufferSize)
+	if err := d.usable(); err != nil {
+		return nil, err
 	}
+	size, err := checkBufferDesc(size, usage, d.lim.MaxBufferSize)
+	if err != nil {
+		return nil, err
+	}
+	return d.createBuffer(size, usage)
+}
+
+// createBuffer is CreateBuffer without the checks.
+func (d *Device) createBuffer(size uint64, usage uint32) (*Buffer, error) {
 	var h C.WGPUBuffer
 	err := d.scoped("create buffer", func() {
 		desc := C.WGPUBufferDescriptor{usage: C.WGPUFlags(usage), size: C.uint64_t(size)}
 		h = C.wgpuDeviceCreateBuffer(d.d.device, &desc)
 	})
 	if err != nil || h == nil {
-		if h != nil {
+		if h != nil && d.Lost() == nil {
 			C.wgpuBufferRelease(h)
 		}
 		if err == nil {
-			err = errors.New("webgpu: create buffer returned NULL")
+			err = errors.New("webgpu: create buffer: wgpu-native returned NULL")
 		}
 		return nil, err
 	}
-	return &Buffer{h: h, Size: size}, nil
+	return &Buffer{h: h, d: d, id: bufferIDs.Add(1), usage: usage, Size: size}, nil
 }
 
-// Release destroys the buffer. Work already submitted that uses it completes first.
+// Release destroys the buffer. Work already submitted that uses it completes first. On a
+// lost device the handle is only dropped.
 func (b *Buffer) Release() {
-	if b.h != nil {
+	if b == nil || b.h == nil {
+		return
+	}
+	if b.d.Lost() == nil {
 		C.wgpuBufferDestroy(b.h)
 		C.wgpuBufferRelease(b.h)
-		b.h = nil
 	}
+	b.h = nil
 }
 
 // Alive reports whether the buffer has not been released.
 func (b *Buffer) Alive() bool { return b != nil && b.h != nil }
 
-// checkRange validates a byte range of b for a copy, write or clear: a live buffer, offset
-// and size multiples of 4, the range inside the buffer.
-func checkRange(b *Buffer, offset, size uint64) error {
+// bufferState returns what the checks know of b on d.
+func (d *Device) bufferState(b *Buffer) objState {
 	switch {
-	case !b.Alive():
-		return errors.New("webgpu: buffer already released")
-	case offset%4 != 0 || size%4 != 0:
-		return fmt.Errorf("webgpu: range at %d of %d bytes is not 4-byte aligned", offset, size)
-	case offset > b.Size || size > b.Size-offset:
-		return fmt.Errorf("webgpu: range at %d of %d bytes outside a buffer of %d", offset, size, b.Size)
+	case b == nil:
+		return objNil
+	case b.h == nil:
+		return objReleased
+	case b.d != d:
+		return objForeign
 	}
-	return nil
+	return objLive
+}
+
+// span describes offset and size of b for the checks.
+func (d *Device) span(b *Buffer, offset, size uint64) span {
+	s := span{state: d.bufferState(b), offset: offset, size: size}
+	if b != nil {
+		s.id, s.bufSize, s.usage = b.id, b.Size, b.usage
+	}
+	return s
 }
 
 // Write copies data into the buffer at offset through the queue (ordered with submissions).
 // offset and len(data) must be multiples of 4.
 func (d *Device) Write(b *Buffer, offset uint64, data []byte) error {
+	if err := d.usable(); err != nil {
+		return err
+	}
+	if err := checkTransfer("write destination", d.span(b, offset, uint64(len(data))), usageCopyDst); err != nil {
+		return err
+	}
 	if len(data) == 0 {
 		return nil
 	}
-	if err := checkRange(b, offset, uint64(len(data))); err != nil {
-		return err
-	}
-	C.wgpuQueueWriteBuffer(d.d.queue, b.h, C.uint64_t(offset), unsafe.Pointer(&data[0]), C.size_t(len(data)))
+	d.write(b, offset, data)
 	return nil
+}
+
+// write is Write without the checks.
+func (d *Device) write(b *Buffer, offset uint64, data []byte) {
+	var p unsafe.Pointer
+	if len(data) > 0 {
+		p = unsafe.Pointer(&data[0])
+	}
+	C.wgpuQueueWriteBuffer(d.d.queue, b.h, C.uint64_t(offset), p, C.size_t(len(data)))
 }
 
 // Clear zeroes size bytes at offset (both multiples of 4) through the queue.
 func (d *Device) Clear(b *Buffer, offset, size uint64) error {
-	if size == 0 {
-		return nil
-	}
-	if err := checkRange(b, offset, size); err != nil {
+	if err := d.usable(); err != nil {
 		return err
 	}
-	enc := C.wgpuDeviceCreateCommandEncoder(d.d.device, nil)
-	C.wgpuCommandEncoderClearBuffer(enc, b.h, C.uint64_t(offset), C.uint64_t(size))
-	cb := C.wgpuCommandEncoderFinish(enc, nil)
-	C.wgpuCommandEncoderRelease(enc)
-	C.gw_submit(d.d, cb)
-	return nil
+	if err := checkTransfer("clear destination", d.span(b, offset, size), usageCopyDst); err != nil {
+		return err
+	}
+	if size == 0 { // wgpu-native panics on a clear of 0 bytes
+		return nil
+	}
+	return d.clear(b, offset, size)
+}
+
+// clear is Clear without the checks. An error scope catches what wgpu-native would
+// otherwise only report as an uncaptured error while dropping the clear.
+func (d *Device) clear(b *Buffer, offset, size uint64) error {
+	var seq C.uint64_t
+	err := d.scoped("clear", func() { seq = C.gw_clear(d.d, b.h, C.uint64_t(offset), C.uint64_t(size)) })
+	if err == nil && seq == 0 {
+		err = errors.New("webgpu: clear: out of host memory")
+	}
+	return err
 }
 
 // stagingChunk is the size of the reusable readback buffer.
 const stagingChunk = 16 << 20
 
 // Read copies len(dst) bytes at offset (both multiples of 4) into dst, waiting for all work
-// submitted before it.
+// submitted before it (each wait at most Timeout).
 func (d *Device) Read(b *Buffer, offset uint64, dst []byte) error {
+	if err := d.usable(); err != nil {
+		return err
+	}
+	if err := checkTransfer("readback source", d.span(b, offset, uint64(len(dst))), usageCopySrc); err != nil {
+		return err
+	}
 	if len(dst) == 0 {
 		return nil
 	}
-	if err := checkRange(b, offset, uint64(len(dst))); err != nil {
-		return err
-	}
+	return d.read(b, offset, dst)
+}
+
+// read is Read without the checks (but for the error scope).
+func (d *Device) read(b *Buffer, offset uint64, dst []byte) error {
 	if d.stage == nil {
-		s, err := d.CreateBuffer(stagingChunk, usageStaging)
+		s, err := d.CreateBuffer(min(stagingChunk, d.lim.MaxBufferSize&^3), usageStaging)
 		if err != nil {
 			return err
 		}
-		d.stage, d.stageN = s.h, s.Size
+		d.stage = s
 	}
 	for done := uint64(0); done < uint64(len(dst)); {
-		n := min(uint64(len(dst))-done, d.stageN)
-		rc := C.gw_read(d.d, b.h, C.uint64_t(offset+done), C.uint64_t(n), d.stage, unsafe.Pointer(&dst[done]))
-		if rc != 0 {
-			return fmt.Errorf("webgpu: readback failed (code %d)", int(rc))
+		n := min(uint64(len(dst))-done, d.stage.Size)
+		// The scope turns a copy that wgpu-native drops (and would let the readback return
+		// stale bytes) into an error.
+		var rc C.int
+		err := d.scoped("readback", func() {
+			rc = C.gw_read(d.d, b.h, C.uint64_t(offset+done), C.uint64_t(n), d.stage.h, unsafe.Pointer(&dst[done]), d.timeoutMS())
+		})
+		if rc != C.GW_OK {
+			return d.waitErr(rc, "readback")
+		}
+		if err != nil {
+			return err
 		}
 		done += n
 	}
@@ -363,15 +595,32 @@ func (d *Device) Read(b *Buffer, offset uint64, dst []byte) error {
 // buffer at binding 0 and Storage read-write storage buffers at bindings 1..Storage.
 type Pipeline struct {
 	h       C.WGPUComputePipeline
+	d       *Device
 	layout  C.WGPUBindGroupLayout
 	Storage int
 }
 
-// CreatePipeline compiles WGSL source (entry point "main") into a compute pipeline.
+// CreatePipeline compiles WGSL source (entry point "main") into a compute pipeline with
+// storage storage bindings.
 func (d *Device) CreatePipeline(label, source string, storage int) (*Pipeline, error) {
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if err := checkShader(source, storage, &d.lim); err != nil {
+		return nil, fmt.Errorf("%w (pipeline %s)", err, label)
+	}
+	return d.createPipeline(label, source, storage)
+}
+
+// createPipeline is CreatePipeline without the checks.
+func (d *Device) createPipeline(label, source string, storage int) (*Pipeline, error) {
 	bgl, ok := d.layout[storage]
 	if !ok {
-		if err := d.scoped("bind group layout", func() { bgl = C.gw_layout(d.d, C.uint32_t(storage)) }); err != nil || bgl == nil {
+		err := d.scoped("bind group layout", func() { bgl = C.gw_layout(d.d, C.uint32_t(storage)) })
+		if err != nil || bgl == nil {
+			if bgl != nil && d.Lost() == nil {
+				C.wgpuBindGroupLayoutRelease(bgl)
+			}
 			return nil, fmt.Errorf("webgpu: layout with %d storage buffers: %v", storage, err)
 		}
 		d.layout[storage] = bgl
@@ -380,105 +629,233 @@ func (d *Device) CreatePipeline(label, source string, storage int) (*Pipeline, e
 	defer C.free(unsafe.Pointer(src))
 	var mod C.WGPUShaderModule
 	if err := d.scoped("compile "+label, func() { mod = C.gw_shader(d.d, src) }); err != nil {
-		if mod != nil {
+		if mod != nil && d.Lost() == nil {
 			C.wgpuShaderModuleRelease(mod)
 		}
 		return nil, err
 	}
-	defer C.wgpuShaderModuleRelease(mod)
+	defer func() {
+		if d.Lost() == nil {
+			C.wgpuShaderModuleRelease(mod)
+		}
+	}()
 	var p C.WGPUComputePipeline
 	if err := d.scoped("pipeline "+label, func() { p = C.gw_pipeline(d.d, mod, bgl) }); err != nil || p == nil {
-		if p != nil {
+		if p != nil && d.Lost() == nil {
 			C.wgpuComputePipelineRelease(p)
 		}
 		return nil, fmt.Errorf("webgpu: pipeline %s: %v", label, err)
 	}
-	return &Pipeline{h: p, layout: bgl, Storage: storage}, nil
+	return &Pipeline{h: p, d: d, layout: bgl, Storage: storage}, nil
+}
+
+// Release frees the pipeline. On a lost device the handle is only dropped.
+func (p *Pipeline) Release() {
+	if p == nil || p.h == nil {
+		return
+	}
+	if p.d.Lost() == nil {
+		C.wgpuComputePipelineRelease(p.h)
+	}
+	p.h = nil
+}
+
+// pipelineState returns what the checks know of p on d.
+func (d *Device) pipelineState(p *Pipeline) objState {
+	switch {
+	case p == nil:
+		return objNil
+	case p.h == nil:
+		return objReleased
+	case p.d != d:
+		return objForeign
+	}
+	return objLive
 }
 
 // Binding is a byte range of a buffer bound as a storage buffer.
 type Binding struct {
 	Buffer       *Buffer
 	Offset, Size uint64
+	// ReadOnly says the kernel never writes this binding (it is still declared read_write,
+	// as all of them are). Read-only bindings may overlap each other in any way.
+	ReadOnly bool
+	// MayOverlap says the kernel is written for this range to overlap another binding of
+	// the same buffer, a written one included, without being identical to it.
+	//
+	// Without either flag, two bindings of one buffer must be disjoint or identical: a
+	// partial overlap is rejected (see checkOverlap).
+	MayOverlap bool
 }
 
 // BindGroup binds a uniform buffer (dynamic offset, window of UniformSize bytes) and
 // storage ranges to a pipeline's layout.
 type BindGroup struct {
-	h      C.WGPUBindGroup
-	layout C.WGPUBindGroupLayout
+	h       C.WGPUBindGroup
+	d       *Device
+	layout  C.WGPUBindGroupLayout
+	uniform *Buffer
+	window  uint64
+	bufs    []*Buffer // the storage buffers, in binding order
 }
 
-// CreateBindGroup creates a bind group for p.
+// CreateBindGroup creates a bind group for p: uniform bound at 0 as a window of uniformSize
+// bytes (a dispatch's dynamic offset moves it), storage at 1..len(storage). The checks are
+// those of checkBindGroup.
 func (d *Device) CreateBindGroup(p *Pipeline, uniform *Buffer, uniformSize uint64, storage []Binding) (*BindGroup, error) {
-	n := len(storage)
-	if n != p.Storage {
-		return nil, fmt.Errorf("webgpu: pipeline wants %d storage bindings, got %d", p.Storage, n)
+	if err := d.usable(); err != nil {
+		return nil, err
 	}
-	bufs := (*[16]C.WGPUBuffer)(C.calloc(16, C.size_t(unsafe.Sizeof(C.WGPUBuffer(nil)))))
-	offs := (*[16]C.uint64_t)(C.calloc(16, 8))
-	sizes := (*[16]C.uint64_t)(C.calloc(16, 8))
-	defer C.free(unsafe.Pointer(bufs))
-	defer C.free(unsafe.Pointer(offs))
-	defer C.free(unsafe.Pointer(sizes))
+	if err := d.pipelineState(p).check("bind group's pipeline"); err != nil {
+		return nil, err
+	}
+	spans := make([]span, len(storage))
 	for i, s := range storage {
-		bufs[i], offs[i], sizes[i] = s.Buffer.h, C.uint64_t(s.Offset), C.uint64_t(s.Size)
+		spans[i] = d.span(s.Buffer, s.Offset, s.Size)
+		spans[i].readOnly, spans[i].mayOverlap = s.ReadOnly, s.MayOverlap
+	}
+	if err := checkBindGroup(p.Storage, d.span(uniform, 0, uniformSize), spans, &d.lim); err != nil {
+		return nil, err
+	}
+	return d.createBindGroup(p, uniform, uniformSize, storage)
+}
+
+// createBindGroup is CreateBindGroup without the checks (at most maxLayoutStorage
+// bindings).
+func (d *Device) createBindGroup(p *Pipeline, uniform *Buffer, uniformSize uint64, storage []Binding) (*BindGroup, error) {
+	var bufs [maxLayoutStorage]C.WGPUBuffer
+	var offs, sizes [maxLayoutStorage]C.uint64_t
+	keep := make([]*Buffer, len(storage))
+	for i, s := range storage {
+		if s.Buffer != nil {
+			bufs[i] = s.Buffer.h
+		}
+		offs[i], sizes[i] = C.uint64_t(s.Offset), C.uint64_t(s.Size)
+		keep[i] = s.Buffer
+	}
+	var uh C.WGPUBuffer
+	if uniform != nil {
+		uh = uniform.h
 	}
 	var g C.WGPUBindGroup
 	err := d.scoped("bind group", func() {
-		g = C.gw_bind_group(d.d, p.layout, uniform.h, C.uint64_t(uniformSize), C.uint32_t(n), &bufs[0], &offs[0], &sizes[0])
+		g = C.gw_bind_group(d.d, p.layout, uh, C.uint64_t(uniformSize), C.uint32_t(len(storage)), &bufs[0], &offs[0], &sizes[0])
 	})
 	if err != nil || g == nil {
-		if g != nil {
+		if g != nil && d.Lost() == nil {
 			C.wgpuBindGroupRelease(g)
 		}
 		return nil, fmt.Errorf("webgpu: bind group: %v", err)
 	}
-	return &BindGroup{h: g, layout: p.layout}, nil
+	return &BindGroup{h: g, d: d, layout: p.layout, uniform: uniform, window: uniformSize, bufs: keep}, nil
 }
 
-// Release frees the bind group.
+// Release frees the bind group. On a lost device the handle is only dropped.
 func (g *BindGroup) Release() {
-	if g.h != nil {
-		C.wgpuBindGroupRelease(g.h)
-		g.h = nil
+	if g == nil || g.h == nil {
+		return
 	}
+	if g.d.Lost() == nil {
+		C.wgpuBindGroupRelease(g.h)
+	}
+	g.h = nil
+}
+
+// buffersLive returns an error when a buffer the group binds was released since.
+// (wgpu-native aborts the process on a submission that uses a destroyed buffer.)
+func (g *BindGroup) buffersLive() error {
+	if !g.uniform.Alive() {
+		return errors.New("webgpu: the bind group's uniform buffer was released")
+	}
+	for i, b := range g.bufs {
+		if !b.Alive() {
+			return fmt.Errorf("webgpu: the buffer of the bind group's storage binding %d was released", i)
+		}
+	}
+	return nil
+}
+
+// groupState returns what the checks know of g on d.
+func (d *Device) groupState(g *BindGroup) objState {
+	switch {
+	case g == nil:
+		return objNil
+	case g.h == nil:
+		return objReleased
+	case g.d != d:
+		return objForeign
+	}
+	return objLive
 }
 
 // Encoder records compute passes and copies into one command buffer.
 type Encoder struct {
-	d    *Device
-	enc  C.WGPUCommandEncoder
-	pass C.WGPUComputePassEncoder
+	d      *Device
+	enc    C.WGPUCommandEncoder
+	pass   C.WGPUComputePassEncoder
+	err    error        // why the encoder cannot record (the device was unusable)
+	groups []*BindGroup // bind groups of the recorded dispatches
+	bufs   []*Buffer    // buffers of the recorded copies and resolves
 }
 
-// NewEncoder starts a command buffer.
+// NewEncoder starts a command buffer. On an unusable device it returns an encoder whose
+// every method fails with the device's error.
 func (d *Device) NewEncoder() *Encoder {
+	if err := d.usable(); err != nil {
+		return &Encoder{d: d, err: err}
+	}
 	return &Encoder{d: d, enc: C.wgpuDeviceCreateCommandEncoder(d.d.device, nil)}
 }
 
-// checkDispatch validates a dispatch before wgpu-native sees it: live objects, a bind
-// group made for the pipeline's layout, a uniform offset on a slot boundary and every
-// workgroup count within the device's limit (zero workgroups records nothing).
-func (e *Encoder) checkDispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, grid [3]uint32) error {
-	if e.enc == nil {
-		return errors.New("webgpu: encoder already submitted")
+// live returns nil when the encoder can record.
+func (e *Encoder) live() error {
+	switch {
+	case e == nil:
+		return errors.New("webgpu: nil encoder")
+	case e.err != nil:
+		return e.err
 	}
-	if p == nil || p.h == nil || g == nil || g.h == nil {
-		return errors.New("webgpu: dispatch without a live pipeline and bind group")
+	if err := e.d.usable(); err != nil {
+		return err
+	}
+	if e.enc == nil {
+		return errors.New("webgpu: encoder already submitted or discarded")
+	}
+	return nil
+}
+
+// checkDispatch validates a dispatch before wgpu-native sees it: a live encoder, pipeline
+// and bind group of this device, the group made for the pipeline's layout and its buffers
+// all still alive, a uniform offset on the alignment whose window fits the uniform buffer,
+// and every workgroup count within the device's limit (zero workgroups records nothing).
+func (e *Encoder) checkDispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, grid [3]uint32) error {
+	if err := e.live(); err != nil {
+		return err
+	}
+	d := e.d
+	if err := d.pipelineState(p).check("dispatch's pipeline"); err != nil {
+		return err
+	}
+	if err := d.groupState(g).check("dispatch's bind group"); err != nil {
+		return err
 	}
 	if g.layout != p.layout {
 		return errors.New("webgpu: bind group made for another pipeline layout")
 	}
-	if a := e.d.Limits.MinUniformBufferOffsetAlignment; a != 0 && uniformOffset%a != 0 {
-		return fmt.Errorf("webgpu: uniform offset %d not aligned to %d", uniformOffset, a)
+	if err := g.buffersLive(); err != nil {
+		return err
 	}
-	for _, n := range grid {
-		if n > e.d.Limits.MaxComputeWorkgroupsPerDim {
-			return fmt.Errorf("webgpu: %d workgroups exceed the limit %d per dimension", n, e.d.Limits.MaxComputeWorkgroupsPerDim)
-		}
+	if err := checkUniformOffset(uniformOffset, g.window, g.uniform.Size, d.lim.MinUniformBufferOffsetAlignment); err != nil {
+		return err
 	}
-	return nil
+	return checkGrid(grid, d.lim.MaxComputeWorkgroupsPerDim)
+}
+
+// uses notes a bind group the recorded commands use (checked again at Submit).
+func (e *Encoder) uses(g *BindGroup) {
+	if n := len(e.groups); n == 0 || e.groups[n-1] != g {
+		e.groups = append(e.groups, g)
+	}
 }
 
 // Dispatch records one dispatch in the current compute pass (opening one if needed).
@@ -489,11 +866,17 @@ func (e *Encoder) Dispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, grid
 	if grid[0] == 0 || grid[1] == 0 || grid[2] == 0 {
 		return nil
 	}
+	e.dispatch(p, g, uniformOffset, grid)
+	return nil
+}
+
+// dispatch is Dispatch without the checks.
+func (e *Encoder) dispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, grid [3]uint32) {
 	if e.pass == nil {
 		e.pass = C.wgpuCommandEncoderBeginComputePass(e.enc, nil)
 	}
 	C.gw_dispatch(e.pass, p.h, g.h, C.uint32_t(uniformOffset), C.uint32_t(grid[0]), C.uint32_t(grid[1]), C.uint32_t(grid[2]))
-	return nil
+	e.uses(g)
 }
 
 // DispatchTimed records one dispatch in a compute pass of its own, writing its start and
@@ -502,107 +885,186 @@ func (e *Encoder) DispatchTimed(qs *QuerySet, index int, p *Pipeline, g *BindGro
 	if err := e.checkDispatch(p, g, uniformOffset, grid); err != nil {
 		return err
 	}
-	if qs == nil || qs.h == nil || index < 0 || 2*index+1 >= qs.Count {
+	if err := e.d.querySetState(qs).check("timestamp query set"); err != nil {
+		return err
+	}
+	if index < 0 || index > math.MaxInt32 {
 		return fmt.Errorf("webgpu: timestamp pair %d outside the query set", index)
+	}
+	if err := checkQueries(2*index, 2, qs.Count); err != nil {
+		return err
 	}
 	e.EndPass()
 	C.gw_dispatch_timed(e.enc, qs.h, C.uint32_t(index), p.h, g.h, C.uint32_t(uniformOffset), C.uint32_t(grid[0]), C.uint32_t(grid[1]), C.uint32_t(grid[2]))
+	e.uses(g)
 	return nil
 }
 
-// Resolve writes queries [first, first+count) of qs as uint64 nanoseconds into dst at offset.
+// Resolve writes queries [first, first+count) of qs as uint64 nanoseconds into dst at
+// offset (a multiple of 256).
 func (e *Encoder) Resolve(qs *QuerySet, first, count int, dst *Buffer, offset uint64) error {
-	if e.enc == nil || qs == nil || qs.h == nil || first < 0 || count <= 0 || first+count > qs.Count {
-		return fmt.Errorf("webgpu: resolve of queries %d..%d outside the query set", first, first+count)
+	if err := e.live(); err != nil {
+		return err
 	}
-	if offset%256 != 0 {
-		return fmt.Errorf("webgpu: resolve offset %d not a multiple of 256", offset)
+	if err := e.d.querySetState(qs).check("resolved query set"); err != nil {
+		return err
 	}
-	if err := checkRange(dst, offset, 8*uint64(count)); err != nil {
+	if err := checkQueries(first, count, qs.Count); err != nil {
+		return err
+	}
+	if err := checkResolve(e.d.span(dst, offset, 8*uint64(count))); err != nil {
 		return err
 	}
 	e.EndPass()
 	C.wgpuCommandEncoderResolveQuerySet(e.enc, qs.h, C.uint32_t(first), C.uint32_t(count), dst.h, C.uint64_t(offset))
+	e.bufs = append(e.bufs, dst)
 	return nil
 }
 
 // EndPass closes the current compute pass, if any.
 func (e *Encoder) EndPass() {
-	if e.pass != nil {
+	if e == nil || e.pass == nil {
+		return
+	}
+	if e.d.Lost() == nil {
 		C.wgpuComputePassEncoderEnd(e.pass)
 		C.wgpuComputePassEncoderRelease(e.pass)
-		e.pass = nil
 	}
+	e.pass = nil
 }
 
 // Copy records a buffer-to-buffer copy (offsets and size multiples of 4), outside any pass.
 func (e *Encoder) Copy(src *Buffer, srcOff uint64, dst *Buffer, dstOff, size uint64) error {
-	if e.enc == nil {
-		return errors.New("webgpu: encoder already submitted")
-	}
-	if err := checkRange(src, srcOff, size); err != nil {
+	if err := e.live(); err != nil {
 		return err
 	}
-	if err := checkRange(dst, dstOff, size); err != nil {
+	if err := checkCopy(e.d.span(src, srcOff, size), e.d.span(dst, dstOff, size)); err != nil {
 		return err
-	}
-	if src == dst && srcOff < dstOff+size && dstOff < srcOff+size {
-		return errors.New("webgpu: copy between overlapping ranges of one buffer")
 	}
 	if size == 0 {
 		return nil
 	}
 	e.EndPass()
 	C.wgpuCommandEncoderCopyBufferToBuffer(e.enc, src.h, C.uint64_t(srcOff), dst.h, C.uint64_t(dstOff), C.uint64_t(size))
+	e.bufs = append(e.bufs, src, dst)
+	return nil
+}
+
+// recordedLive returns an error when a buffer the recorded commands use was released
+// after they were recorded.
+func (e *Encoder) recordedLive() error {
+	for _, g := range e.groups {
+		if err := g.buffersLive(); err != nil {
+			return fmt.Errorf("%w after the dispatch was recorded", err)
+		}
+	}
+	for _, b := range e.bufs {
+		if !b.Alive() {
+			return errors.New("webgpu: a buffer of a recorded copy or resolve was released")
+		}
+	}
 	return nil
 }
 
 // Submit finishes the command buffer and submits it, returning its sequence number. A
-// command buffer that fails validation is dropped rather than submitted, and the error
-// is returned.
+// command buffer that fails validation, or uses a buffer released since it was recorded,
+// is dropped rather than submitted, and the error is returned.
 func (e *Encoder) Submit() (uint64, error) {
+	if err := e.live(); err != nil {
+		e.Discard()
+		return 0, err
+	}
+	if err := e.recordedLive(); err != nil {
+		e.Discard()
+		return 0, err
+	}
+	return e.submit()
+}
+
+// submit is Submit without the checks.
+func (e *Encoder) submit() (uint64, error) {
+	d := e.d
 	e.EndPass()
 	var cb C.WGPUCommandBuffer
-	err := e.d.scoped("finish command buffer", func() { cb = C.wgpuCommandEncoderFinish(e.enc, nil) })
-	C.wgpuCommandEncoderRelease(e.enc)
-	e.enc = nil
+	err := d.scoped("finish command buffer", func() { cb = C.wgpuCommandEncoderFinish(e.enc, nil) })
+	if d.Lost() == nil {
+		C.wgpuCommandEncoderRelease(e.enc)
+	}
+	e.enc, e.groups, e.bufs = nil, nil, nil
 	if err != nil || cb == nil {
-		if cb != nil {
+		if cb != nil && d.Lost() == nil {
 			C.wgpuCommandBufferRelease(cb)
 		}
 		return 0, fmt.Errorf("webgpu: command buffer rejected: %v", err)
 	}
-	return uint64(C.gw_submit(e.d.d, cb)), nil
-}
-
-// Discard drops everything recorded so far without submitting it.
-func (e *Encoder) Discard() {
-	e.EndPass()
-	if e.enc != nil {
-		C.wgpuCommandEncoderRelease(e.enc)
-		e.enc = nil
+	seq := uint64(C.gw_submit(d.d, cb))
+	if seq == 0 {
+		return 0, errors.New("webgpu: submit: out of host memory")
 	}
+	return seq, nil
 }
 
-// Wait blocks until the submission with sequence number seq has completed.
+// Discard drops everything recorded so far without submitting it. An open pass is
+// dropped without being ended: ending it would validate what is being thrown away.
+func (e *Encoder) Discard() {
+	if e == nil {
+		return
+	}
+	if e.d.Lost() == nil {
+		if e.pass != nil {
+			C.wgpuComputePassEncoderRelease(e.pass)
+		}
+		if e.enc != nil {
+			C.wgpuCommandEncoderRelease(e.enc)
+		}
+	}
+	e.pass, e.enc, e.groups, e.bufs = nil, nil, nil, nil
+}
+
+// Wait blocks until the submission with sequence number seq has completed, at most
+// Timeout; past it the device is marked lost and the error says so.
 func (d *Device) Wait(seq uint64) error {
-	C.gw_wait(d.d, C.uint64_t(seq))
-	return nil
+	if err := d.usable(); err != nil {
+		return err
+	}
+	if seq > uint64(d.d.submitted) {
+		return fmt.Errorf("webgpu: wait for submission %d, but only %d were made", seq, uint64(d.d.submitted))
+	}
+	return d.waitErr(C.gw_wait(d.d, C.uint64_t(seq), d.timeoutMS()), fmt.Sprintf("wait for submission %d", seq))
 }
 
-// WaitIdle blocks until all submitted work has completed.
-func (d *Device) WaitIdle() error { return d.Wait(uint64(d.d.submitted)) }
+// WaitIdle blocks until all submitted work has completed, like Wait.
+func (d *Device) WaitIdle() error {
+	if err := d.usable(); err != nil {
+		return err
+	}
+	return d.Wait(uint64(d.d.submitted))
+}
 
-// Completed polls the device and returns the highest completed sequence number.
+// Completed polls the device (unless it is unusable) and returns the highest completed
+// sequence number.
 func (d *Device) Completed() uint64 {
-	C.gw_poll(d.d)
+	if d == nil || d.d == nil {
+		return 0
+	}
+	if d.usable() == nil {
+		C.gw_poll(d.d)
+	}
 	return uint64(d.d.completed)
 }
 
 // Submitted returns the sequence number of the latest submission.
-func (d *Device) Submitted() uint64 { return uint64(d.d.submitted) }
+func (d *Device) Submitted() uint64 {
+	if d == nil || d.d == nil {
+		return 0
+	}
+	return uint64(d.d.submitted)
+}
 
 // Errors returns how many uncaptured errors the device has seen and the last message.
 func (d *Device) Errors() (int, string) {
+	if d == nil || d.d == nil {
+		return 0, ""
+	}
 	return int(d.d.error_count), C.GoString(&d.d.last_error[0])
 }

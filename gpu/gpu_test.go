@@ -8,7 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func openFirst(t *testing.T) *Device {
+// firstAdapter returns the first WebGPU adapter.
+func firstAdapter(t *testing.T) *Adapter {
 	t.Helper()
 	in, err := NewInstance()
 	require.NoError(t, err)
@@ -16,7 +17,13 @@ func openFirst(t *testing.T) *Device {
 	if len(ads) == 0 {
 		t.Fatal("no WebGPU adapter: install mesa-vulkan-drivers (scripts/setup.sh)")
 	}
-	d, err := ads[0].Open()
+	return ads[0]
+}
+
+// openFirst opens the first adapter's device, closed when the test ends.
+func openFirst(t *testing.T) *Device {
+	t.Helper()
+	d, err := firstAdapter(t).Open()
 	require.NoError(t, err)
 	t.Cleanup(d.Close)
 	return d
@@ -68,7 +75,7 @@ func TestDispatch(t *testing.T) {
 	binary.LittleEndian.PutUint32(params[260:], math.Float32bits(3))
 	require.NoError(t, d.Write(u, 0, params))
 	// The same buffer bound twice (a and b alias) must be accepted too.
-	g, err := d.CreateBindGroup(p, u, 16, []Binding{{a, 0, 400}, {b, 0, 400}})
+	g, err := d.CreateBindGroup(p, u, 16, []Binding{{Buffer: a, Size: 400}, {Buffer: b, Size: 400}})
 	require.NoError(t, err)
 	e := d.NewEncoder()
 	require.NoError(t, e.Dispatch(p, g, 256, [3]uint32{2, 1, 1}))
@@ -80,7 +87,7 @@ func TestDispatch(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		require.Equal(t, float32(3*i), math.Float32frombits(binary.LittleEndian.Uint32(out[4*i:])))
 	}
-	g2, err := d.CreateBindGroup(p, u, 16, []Binding{{a, 0, 400}, {a, 0, 400}})
+	g2, err := d.CreateBindGroup(p, u, 16, []Binding{{Buffer: a, Size: 400}, {Buffer: a, Size: 400}})
 	require.NoError(t, err)
 	e = d.NewEncoder()
 	require.NoError(t, e.Dispatch(p, g2, 256, [3]uint32{2, 1, 1}))
@@ -92,4 +99,29 @@ func TestDispatch(t *testing.T) {
 	require.Error(t, err)
 	n, _ := d.Errors()
 	require.Equal(t, 0, n)
+}
+
+// TestMayOverlap binds two partially overlapping ranges of one buffer: rejected by
+// default, accepted when a binding says the kernel is written for it or both are
+// read-only.
+func TestMayOverlap(t *testing.T) {
+	d := openFirst(t)
+	p, err := d.CreatePipeline("doubler", doubler, 2)
+	require.NoError(t, err)
+	u, err := d.CreateBuffer(256, UsageUniform)
+	require.NoError(t, err)
+	a, err := d.CreateBuffer(1024, UsageStorage)
+	require.NoError(t, err)
+	_, err = d.CreateBindGroup(p, u, 16, []Binding{{Buffer: a, Size: 512}, {Buffer: a, Offset: 256, Size: 512}})
+	require.ErrorContains(t, err, "partially overlap")
+	g, err := d.CreateBindGroup(p, u, 16, []Binding{{Buffer: a, Size: 512}, {Buffer: a, Offset: 256, Size: 512, MayOverlap: true}})
+	require.NoError(t, err)
+	g.Release()
+	_, err = d.CreateBindGroup(p, u, 16, []Binding{{Buffer: a, Size: 512, ReadOnly: true}, {Buffer: a, Offset: 256, Size: 512}})
+	require.ErrorContains(t, err, "partially overlap")
+	g, err = d.CreateBindGroup(p, u, 16, []Binding{{Buffer: a, Size: 512, ReadOnly: true}, {Buffer: a, Offset: 256, Size: 512, ReadOnly: true}})
+	require.NoError(t, err)
+	g.Release()
+	n, msg := d.Errors()
+	require.Equal(t, 0, n, msg)
 }

@@ -9,13 +9,24 @@
 size_t gw_enumerate(WGPUInstance inst, WGPUAdapter *out, size_t max) {
     WGPUInstanceEnumerateAdapterOptions opts = {0};
     opts.backends = WGPUInstanceBackend_Vulkan;
+    // Counting drops the adapters it finds, so failing after it leaks nothing.
     size_t n = wgpuInstanceEnumerateAdapters(inst, &opts, NULL);
     if (n == 0) return 0;
-    WGPUAdapter *all = calloc(n, sizeof(WGPUAdapter));
+    // The list has room to spare for an adapter that appears between the two listings
+    // (the second one writes as many entries as it finds).
+    size_t room = n + 16;
+    WGPUAdapter *all = calloc(room, sizeof(WGPUAdapter));
+    if (!all) {
+        fprintf(stderr, "ggml-wgpu: out of host memory listing %zu adapters\n", n);
+        return 0;
+    }
     n = wgpuInstanceEnumerateAdapters(inst, &opts, all);
-    size_t k = n < max ? n : max;
+    if (n > room) n = room;
+    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i < k) out[i] = all[i]; else wgpuAdapterRelease(all[i]);
+        if (!all[i]) continue;
+        if (k < max) out[k++] = all[i];
+        else wgpuAdapterRelease(all[i]);
     }
     free(all);
     return k;
@@ -26,6 +37,33 @@ static void copy_msg(char *dst, size_t n, const char *msg) {
     snprintf(dst, n, "%s", msg ? msg : "(no message)");
 }
 
+static uint64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t deadline_after(uint64_t timeout_ms) {
+    uint64_t now = now_ms();
+    return timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + timeout_ms;
+}
+
+// pause_a_little spins briefly, then sleeps for growing (still short) intervals.
+static void pause_a_little(int spins) {
+    if (spins < 64) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = {0, spins < 1024 ? 20000 : 200000};
+    nanosleep(&ts, NULL);
+}
+
+void gw_mark_lost(gw_device *d, const char *reason) {
+    if (d->lost) return;
+    copy_msg(d->lost_reason, sizeof d->lost_reason, reason);
+    d->lost = 1;
+}
+
 static void on_uncaptured(WGPUEnum type, const char *message, void *userdata) {
     gw_device *d = userdata;
     d->error_count++;
@@ -34,21 +72,36 @@ static void on_uncaptured(WGPUEnum type, const char *message, void *userdata) {
 }
 
 static void on_lost(WGPUEnum reason, const char *message, void *userdata) {
-    (void)userdata;
+    gw_device *d = userdata;
     fprintf(stderr, "ggml-wgpu: WebGPU device lost (reason %u): %s\n", reason, message ? message : "");
+    if (d) gw_mark_lost(d, message && *message ? message : "the device-lost callback gave no reason");
 }
 
-struct request { WGPUDevice device; int done; char *err; size_t errlen; };
+// request receives the result of a device request. It lives on the heap: when the request
+// does not complete in time it is left allocated, since the callback may still write it.
+struct request {
+    volatile int done;
+    WGPUDevice device;
+    char err[512];
+};
 
 static void on_device(WGPUEnum status, WGPUDevice device, const char *message, void *userdata) {
     struct request *r = userdata;
-    r->done = 1;
     if (status == WGPURequestDeviceStatus_Success) r->device = device;
-    else copy_msg(r->err, r->errlen, message);
+    else copy_msg(r->err, sizeof r->err, message);
+    r->done = 1;
 }
 
-gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps, char *err, size_t errlen) {
+gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps, uint64_t timeout_ms, char *err,
+                   size_t errlen) {
     gw_device *d = calloc(1, sizeof *d);
+    struct request *r = calloc(1, sizeof *r);
+    if (!d || !r) {
+        free(d);
+        free(r);
+        copy_msg(err, errlen, "out of host memory");
+        return NULL;
+    }
     WGPUEnum feature = WGPUFeatureName_TimestampQuery;
     WGPURequiredLimits req = {0};
     req.limits = *limits;
@@ -61,24 +114,65 @@ gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps
         d->timestamps = 1;
     }
     desc.deviceLostCallback = on_lost;
+    desc.deviceLostUserdata = d;
     desc.uncapturedErrorCallbackInfo.callback = on_uncaptured;
     desc.uncapturedErrorCallbackInfo.userdata = d;
-    struct request r = {0};
-    r.err = err; r.errlen = errlen;
-    wgpuAdapterRequestDevice(adapter, &desc, on_device, &r);
-    if (!r.done || !r.device) {
-        if (!r.done) copy_msg(err, errlen, "device request did not complete");
+    wgpuAdapterRequestDevice(adapter, &desc, on_device, r);
+    // wgpu-native answers within the call; the wait covers an implementation that does not.
+    uint64_t deadline = deadline_after(timeout_ms);
+    for (int spins = 0; !r->done && now_ms() < deadline; spins++) pause_a_little(spins);
+    if (!r->done) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "device request did not complete within %llu ms", (unsigned long long)timeout_ms);
+        copy_msg(err, errlen, msg);
+        return NULL; // d and r stay allocated: the callback may still come and use them
+    }
+    if (!r->device) {
+        copy_msg(err, errlen, r->err[0] ? r->err : "device request failed");
+        free(r);
         free(d);
         return NULL;
     }
-    d->device = r.device;
-    d->queue = wgpuDeviceGetQueue(r.device);
+    d->device = r->device;
+    free(r);
+    d->queue = wgpuDeviceGetQueue(d->device);
     return d;
 }
 
-void gw_close(gw_device *d) {
+// wait_until polls without blocking until *flag (or, with no flag, the completion
+// counter reaching seq) says done, the device is lost, or timeout_ms pass. wgpuDevicePoll
+// (wait=true) gives up after 5 s and then recycles command pools the driver may still be
+// running (CPU drivers crash on long submissions that way), so it is never used: the device
+// is polled without waiting, spinning briefly, then sleeping a little. what names the wait
+// in the reason recorded when it times out.
+static int wait_until(gw_device *d, const volatile int *flag, uint64_t seq, uint64_t timeout_ms, const char *what) {
+    uint64_t deadline = deadline_after(timeout_ms);
+    for (int spins = 0;; spins++) {
+        if (d->lost) return GW_LOST;
+        wgpuDevicePoll(d->device, 0, NULL);
+        if (flag ? *flag : d->completed >= seq) return GW_OK;
+        if (d->lost) return GW_LOST;
+        if (now_ms() >= deadline) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%s did not complete within %llu ms", what, (unsigned long long)timeout_ms);
+            gw_mark_lost(d, msg);
+            return GW_TIMEOUT;
+        }
+        pause_a_little(spins);
+    }
+}
+
+int gw_wait(gw_device *d, uint64_t seq, uint64_t timeout_ms) {
+    if (d->completed >= seq) return GW_OK;
+    if (d->lost) return GW_LOST;
+    char what[64];
+    snprintf(what, sizeof what, "GPU submission %llu", (unsigned long long)seq);
+    return wait_until(d, NULL, seq, timeout_ms, what);
+}
+
+void gw_close(gw_device *d, uint64_t timeout_ms) {
     if (!d) return;
-    gw_wait(d, d->submitted);
+    if (d->lost || gw_wait(d, d->submitted, timeout_ms) != GW_OK) return; // left allocated, see gw.h
     wgpuQueueRelease(d->queue);
     wgpuDeviceRelease(d->device);
     free(d);
@@ -89,33 +183,50 @@ void gw_push_scope(gw_device *d) {
     wgpuDevicePushErrorScope(d->device, WGPUErrorFilter_OutOfMemory);
 }
 
-struct scope { int done; WGPUEnum type; char msg[1024]; };
+struct scope {
+    volatile int done;
+    WGPUEnum type;
+    char msg[1024];
+};
 
 static void on_scope(WGPUEnum type, const char *message, void *userdata) {
     struct scope *s = userdata;
-    s->done = 1;
     s->type = type;
     if (type != WGPUErrorType_NoError) copy_msg(s->msg, sizeof s->msg, message);
+    s->done = 1;
 }
 
-// Pops the out-of-memory scope, then the validation scope; reports the first error.
-int gw_pop_scope(gw_device *d, char *err, size_t errlen) {
-    struct scope s[2];
-    memset(s, 0, sizeof s);
+// Pops the out-of-memory scope, then the validation scope; reports the first error. The
+// notes live on the heap and are left allocated when a pop does not answer in time.
+int gw_pop_scope(gw_device *d, uint64_t timeout_ms, char *err, size_t errlen) {
+    if (d->lost) return GW_LOST;
+    struct scope *s = calloc(2, sizeof *s);
+    if (!s) {
+        copy_msg(err, errlen, "out of host memory");
+        return 1;
+    }
     for (int i = 0; i < 2; i++) {
         wgpuDevicePopErrorScope(d->device, on_scope, &s[i]);
-        if (!s[i].done) wgpuDevicePoll(d->device, 0, NULL);
-    }
-    for (int i = 0; i < 2; i++) {
-        if (s[i].type != WGPUErrorType_NoError) {
-            copy_msg(err, errlen, s[i].msg);
-            return 1;
+        if (!s[i].done) {
+            int rc = wait_until(d, &s[i].done, 0, timeout_ms, "an error scope");
+            if (rc != GW_OK) return rc;
         }
     }
-    return 0;
+    int rc = 0;
+    for (int i = 0; i < 2 && !rc; i++) {
+        if (s[i].type != WGPUErrorType_NoError) {
+            copy_msg(err, errlen, s[i].msg);
+            rc = 1;
+        }
+    }
+    free(s);
+    return rc;
 }
 
-struct done_note { gw_device *d; uint64_t seq; };
+struct done_note {
+    gw_device *d;
+    uint64_t seq;
+};
 
 static void on_done(WGPUEnum status, void *userdata) {
     struct done_note *n = userdata;
@@ -125,61 +236,74 @@ static void on_done(WGPUEnum status, void *userdata) {
 }
 
 uint64_t gw_submit(gw_device *d, WGPUCommandBuffer cb) {
+    struct done_note *n = malloc(sizeof *n);
+    if (!n) {
+        wgpuCommandBufferRelease(cb);
+        return 0;
+    }
     wgpuQueueSubmitForIndex(d->queue, 1, &cb);
     wgpuCommandBufferRelease(cb);
-    struct done_note *n = malloc(sizeof *n);
     n->d = d;
     n->seq = ++d->submitted;
+    uint64_t seq = n->seq; // on_done may free n during the call below
     wgpuQueueOnSubmittedWorkDone(d->queue, on_done, n);
-    return n->seq;
+    return seq;
 }
 
-void gw_poll(gw_device *d) { wgpuDevicePoll(d->device, 0, NULL); }
-
-// wait_until polls without blocking until *flag (or the completion counter) says done.
-// wgpuDevicePoll(wait=true) gives up after 5 s and then recycles command pools the driver
-// may still be running (CPU drivers crash on long submissions that way), so it is never
-// used: the device is polled without waiting, spinning briefly, then sleeping a little.
-static void wait_until(gw_device *d, const volatile int *flag, uint64_t seq) {
-    for (int spins = 0;; spins++) {
-        wgpuDevicePoll(d->device, 0, NULL);
-        if (flag ? *flag : d->completed >= seq) return;
-        if (spins < 64) sched_yield();
-        else {
-            struct timespec ts = {0, spins < 1024 ? 20000 : 200000};
-            nanosleep(&ts, NULL);
-        }
-    }
+void gw_poll(gw_device *d) {
+    if (!d->lost) wgpuDevicePoll(d->device, 0, NULL);
 }
 
-void gw_wait(gw_device *d, uint64_t seq) {
-    if (d->completed < seq) wait_until(d, NULL, seq);
-}
-
-struct map_note { volatile int done; WGPUEnum status; };
+struct map_note {
+    volatile int done;
+    WGPUEnum status;
+};
 
 static void on_map(WGPUEnum status, void *userdata) {
     struct map_note *m = userdata;
-    m->done = 1;
     m->status = status;
+    m->done = 1;
 }
 
-int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst) {
+int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst,
+            uint64_t timeout_ms) {
+    if (d->lost) return GW_LOST;
+    struct map_note *m = calloc(1, sizeof *m);
+    if (!m) return GW_NOMEM;
     WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(d->device, NULL);
     wgpuCommandEncoderCopyBufferToBuffer(enc, src, offset, staging, 0, size);
     WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
     wgpuCommandEncoderRelease(enc);
     uint64_t seq = gw_submit(d, cb);
-    struct map_note m = {0};
-    wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, size, on_map, &m);
-    gw_wait(d, seq);
-    if (!m.done) wait_until(d, &m.done, 0);
-    if (m.status != WGPUBufferMapAsyncStatus_Success) return 1;
+    if (!seq) {
+        free(m);
+        return GW_NOMEM;
+    }
+    wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, size, on_map, m);
+    // From here m belongs to the callback until it has run: a wait that gives up leaves
+    // it allocated.
+    int rc = gw_wait(d, seq, timeout_ms);
+    if (rc == GW_OK && !m->done) rc = wait_until(d, &m->done, 0, timeout_ms, "mapping the readback buffer");
+    if (rc != GW_OK) return rc;
+    int ok = m->status == WGPUBufferMapAsyncStatus_Success;
+    free(m);
+    if (!ok) return GW_MAP_FAILED;
     const void *p = wgpuBufferGetConstMappedRange(staging, 0, size);
-    if (!p) { wgpuBufferUnmap(staging); return 2; }
+    if (!p) {
+        wgpuBufferUnmap(staging);
+        return GW_MAP_FAILED;
+    }
     memcpy(dst, p, size);
     wgpuBufferUnmap(staging);
-    return 0;
+    return GW_OK;
+}
+
+uint64_t gw_clear(gw_device *d, WGPUBuffer b, uint64_t offset, uint64_t size) {
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(d->device, NULL);
+    wgpuCommandEncoderClearBuffer(enc, b, offset, size);
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wgpuCommandEncoderRelease(enc);
+    return gw_submit(d, cb);
 }
 
 WGPUShaderModule gw_shader(gw_device *d, const char *code) {
@@ -192,9 +316,9 @@ WGPUShaderModule gw_shader(gw_device *d, const char *code) {
 }
 
 WGPUBindGroupLayout gw_layout(gw_device *d, uint32_t storage_count) {
-    WGPUBindGroupLayoutEntry e[16];
+    WGPUBindGroupLayoutEntry e[GW_MAX_STORAGE + 1];
     memset(e, 0, sizeof e);
-    if (storage_count > 15) return NULL;
+    if (storage_count > GW_MAX_STORAGE) return NULL;
     e[0].binding = 0;
     e[0].visibility = WGPUShaderStage_Compute;
     e[0].buffer.type = WGPUBufferBindingType_Uniform;
@@ -226,9 +350,9 @@ WGPUComputePipeline gw_pipeline(gw_device *d, WGPUShaderModule module, WGPUBindG
 
 WGPUBindGroup gw_bind_group(gw_device *d, WGPUBindGroupLayout bgl, WGPUBuffer uniform, uint64_t uniform_size,
                             uint32_t n, const WGPUBuffer *bufs, const uint64_t *offsets, const uint64_t *sizes) {
-    WGPUBindGroupEntry e[16];
+    WGPUBindGroupEntry e[GW_MAX_STORAGE + 1];
     memset(e, 0, sizeof e);
-    if (n > 15) return NULL;
+    if (n > GW_MAX_STORAGE) return NULL;
     e[0].binding = 0;
     e[0].buffer = uniform;
     e[0].size = uniform_size;

@@ -1,9 +1,22 @@
 // Small C helpers over the wgpu-native API: the parts that need C callbacks (device
 // request, error scopes, buffer mapping, completion tracking) so that no Go memory is ever
 // held by C code.
+//
+// Every wait here polls wgpu-native without blocking and gives up at a deadline. A wait
+// that runs out of time, like a device-lost callback, marks the device lost: from then on
+// no helper calls into wgpu-native with it again (the Go side checks the flag first).
 #ifndef GGML_WGPU_GW_H
 #define GGML_WGPU_GW_H
 #include "wgpu_api.h"
+
+// Results of the helpers that wait or allocate.
+enum {
+    GW_OK = 0,
+    GW_TIMEOUT = -1,    // the deadline passed; the device is now marked lost
+    GW_LOST = -2,       // the device was lost (before or during the call)
+    GW_NOMEM = -3,      // a host allocation failed; nothing was submitted
+    GW_MAP_FAILED = -4, // the staging buffer could not be mapped
+};
 
 typedef struct gw_device {
     WGPUDevice device;
@@ -12,24 +25,44 @@ typedef struct gw_device {
     uint64_t completed;   // highest sequence number known to be complete
     int error_count;      // uncaptured errors seen so far
     int timestamps;       // the device can write timestamps at compute pass boundaries
+    volatile int lost;    // set by the device-lost callback or by a wait that timed out
+    char lost_reason[512];
     char last_error[1024];
 } gw_device;
 
+// gw_enumerate stores up to max Vulkan adapters in out and returns how many; 0 also when
+// memory for the list cannot be had.
 size_t gw_enumerate(WGPUInstance inst, WGPUAdapter *out, size_t max);
 // gw_open requests a device with the given limits, and the timestamp-query feature when
-// timestamps is set and the adapter has it (d->timestamps says whether it got it).
-gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps, char *err, size_t errlen);
-void gw_close(gw_device *d);
+// timestamps is set and the adapter has it (d->timestamps says whether it got it). It
+// gives up after timeout_ms. On failure it returns NULL with a message in err.
+gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps, uint64_t timeout_ms, char *err,
+                   size_t errlen);
+// gw_close waits (at most timeout_ms) for submitted work and releases the device. A lost
+// device, or one whose work does not finish in time, is left allocated: wgpu-native's
+// teardown would wait on it and may abort the process.
+void gw_close(gw_device *d, uint64_t timeout_ms);
+// gw_mark_lost records that the device is lost, keeping the first reason.
+void gw_mark_lost(gw_device *d, const char *reason);
 // gw_push_scope opens validation and out-of-memory error scopes.
 void gw_push_scope(gw_device *d);
-// gw_pop_scope returns 0 when the scope saw no error, else copies the message to err.
-int gw_pop_scope(gw_device *d, char *err, size_t errlen);
+// gw_pop_scope closes the two scopes: 0 when they saw no error, 1 with the message in err,
+// or GW_TIMEOUT / GW_LOST.
+int gw_pop_scope(gw_device *d, uint64_t timeout_ms, char *err, size_t errlen);
+// gw_submit submits cb (and releases it), returning its sequence number, or 0 when host
+// memory for the completion note cannot be had (cb is then released unsubmitted).
 uint64_t gw_submit(gw_device *d, WGPUCommandBuffer cb);
-void gw_wait(gw_device *d, uint64_t seq);
+// gw_wait waits until submission seq has completed: GW_OK, GW_TIMEOUT or GW_LOST.
+int gw_wait(gw_device *d, uint64_t seq, uint64_t timeout_ms);
 void gw_poll(gw_device *d);
 // gw_read copies size bytes at offset of src (both multiples of 4) into dst through the
-// mappable staging buffer (at least size bytes). Returns 0 on success.
-int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst);
+// mappable staging buffer (at least size bytes), waiting at most timeout_ms for each of the
+// copy and the mapping. Returns GW_OK or one of the GW_ errors.
+int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst,
+            uint64_t timeout_ms);
+// gw_clear zeroes size bytes at offset of b through its own command buffer; returns the
+// submission's sequence number, or 0 when it could not be submitted.
+uint64_t gw_clear(gw_device *d, WGPUBuffer b, uint64_t offset, uint64_t size);
 // gw_dispatch sets the pipeline and bind group (one dynamic offset) and dispatches: one
 // call across the cgo boundary per dispatch.
 void gw_dispatch(WGPUComputePassEncoder pass, WGPUComputePipeline pipeline, WGPUBindGroup group, uint32_t offset,
@@ -40,6 +73,8 @@ void gw_dispatch_timed(WGPUCommandEncoder enc, WGPUQuerySet qs, uint32_t index, 
                        WGPUBindGroup group, uint32_t offset, uint32_t x, uint32_t y, uint32_t z);
 WGPUQuerySet gw_query_set(gw_device *d, uint32_t count);
 WGPUShaderModule gw_shader(gw_device *d, const char *code);
+// GW_MAX_STORAGE is the most storage bindings gw_layout and gw_bind_group handle.
+#define GW_MAX_STORAGE 15
 WGPUBindGroupLayout gw_layout(gw_device *d, uint32_t storage_count);
 WGPUComputePipeline gw_pipeline(gw_device *d, WGPUShaderModule module, WGPUBindGroupLayout bgl);
 WGPUBindGroup gw_bind_group(gw_device *d, WGPUBindGroupLayout bgl, WGPUBuffer uniform, uint64_t uniform_size,

@@ -60,10 +60,11 @@ int gw_vk_memory(uint32_t vendor, uint32_t device, uint64_t *total, uint64_t *fr
     uint32_t n = 0;
     if (enumerate && props && mem2 && exts && enumerate(inst, &n, NULL) == 0 && n > 0) {
         VkPhysicalDevice *pds = calloc(n, sizeof *pds);
-        enumerate(inst, &n, pds);
-        for (uint32_t i = 0; i < n && !found; i++) {
+        if (pds && enumerate(inst, &n, pds) < 0) n = 0;
+        for (uint32_t i = 0; pds && i < n && !found; i++) {
             // VkPhysicalDeviceProperties starts with apiVersion, driverVersion, vendorID, deviceID.
             uint32_t *p = calloc(1, 4096);
+            if (!p) break;
             props(pds[i], p);
             if (p[2] == vendor && p[3] == device) {
                 found = 1;
@@ -71,8 +72,8 @@ int gw_vk_memory(uint32_t vendor, uint32_t device, uint64_t *total, uint64_t *fr
                 int budget_ext = 0;
                 if (exts(pds[i], NULL, &ne, NULL) == 0 && ne > 0) {
                     ExtProps *ep = calloc(ne, sizeof *ep);
-                    exts(pds[i], NULL, &ne, ep);
-                    for (uint32_t k = 0; k < ne; k++)
+                    if (ep && exts(pds[i], NULL, &ne, ep) < 0) ne = 0;
+                    for (uint32_t k = 0; ep && k < ne; k++)
                         if (!strcmp(ep[k].extensionName, "VK_EXT_memory_budget")) budget_ext = 1;
                     free(ep);
                 }

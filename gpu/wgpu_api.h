@@ -1,8 +1,16 @@
 // Declarations of the subset of the wgpu-native C API (webgpu.h of mid-2024 plus the
 // native extensions of wgpu.h) that this package calls. The implementation is the static
 // libwgpu_native.a shipped inside github.com/cogentcore/webgpu, which this package links by
-// importing that module. Layouts and values follow that release; wgpu_api_test.go checks
-// them against the module's own header.
+// importing that module. cgo cannot reach that module's headers (their directory is not
+// known to #cgo directives), hence this copy. TestAPIHeader in wgpu_api_test.go holds it
+// to the module's webgpu.h and wgpu.h with the C compiler: every prototype here is
+// redeclared after the real headers (a conflict fails to compile), and the size, alignment
+// and field offsets of every struct and the value of every enum constant here are compared
+// with the real ones.
+//
+// The test reads this file line by line: keep one declaration per line, structs as
+// "typedef struct X {" ... "} X;" with one field per line, and the constants in the one
+// anonymous enum. WGPUEnum is this file's own name for the 32-bit enum types.
 #ifndef GGML_WGPU_WGPU_API_H
 #define GGML_WGPU_WGPU_API_H
 
@@ -78,8 +86,8 @@ typedef struct WGPUChainedStructOut {
 typedef void (*WGPUErrorCallback)(WGPUEnum type, const char *message, void *userdata);
 typedef void (*WGPUDeviceLostCallback)(WGPUEnum reason, const char *message, void *userdata);
 typedef void (*WGPUBufferMapAsyncCallback)(WGPUEnum status, void *userdata);
-typedef void (*WGPURequestDeviceCallback)(WGPUEnum status, WGPUDevice device, const char *message, void *userdata);
-typedef void (*WGPUQueueWorkDoneCallback)(WGPUEnum status, void *userdata);
+typedef void (*WGPUAdapterRequestDeviceCallback)(WGPUEnum status, WGPUDevice device, const char *message, void *userdata);
+typedef void (*WGPUQueueOnSubmittedWorkDoneCallback)(WGPUEnum status, void *userdata);
 
 typedef struct WGPUInstanceDescriptor {
     const WGPUChainedStruct *nextInChain;
@@ -316,7 +324,7 @@ void wgpuAdapterGetInfo(WGPUAdapter adapter, WGPUAdapterInfo *info);
 void wgpuAdapterInfoFreeMembers(WGPUAdapterInfo info);
 WGPUBool wgpuAdapterHasFeature(WGPUAdapter adapter, WGPUEnum feature);
 WGPUBool wgpuAdapterGetLimits(WGPUAdapter adapter, WGPUSupportedLimits *limits);
-void wgpuAdapterRequestDevice(WGPUAdapter adapter, const WGPUDeviceDescriptor *descriptor, WGPURequestDeviceCallback callback, void *userdata);
+void wgpuAdapterRequestDevice(WGPUAdapter adapter, const WGPUDeviceDescriptor *descriptor, WGPUAdapterRequestDeviceCallback callback, void *userdata);
 void wgpuAdapterRelease(WGPUAdapter adapter);
 
 WGPUBool wgpuDeviceGetLimits(WGPUDevice device, WGPUSupportedLimits *limits);
@@ -338,7 +346,7 @@ void wgpuDeviceRelease(WGPUDevice device);
 
 void wgpuQueueWriteBuffer(WGPUQueue queue, WGPUBuffer buffer, uint64_t bufferOffset, const void *data, size_t size);
 WGPUSubmissionIndex wgpuQueueSubmitForIndex(WGPUQueue queue, size_t commandCount, const WGPUCommandBuffer *commands);
-void wgpuQueueOnSubmittedWorkDone(WGPUQueue queue, WGPUQueueWorkDoneCallback callback, void *userdata);
+void wgpuQueueOnSubmittedWorkDone(WGPUQueue queue, WGPUQueueOnSubmittedWorkDoneCallback callback, void *userdata);
 void wgpuQueueRelease(WGPUQueue queue);
 
 void wgpuBufferMapAsync(WGPUBuffer buffer, WGPUFlags mode, size_t offset, size_t size, WGPUBufferMapAsyncCallback callback, void *userdata);
