@@ -36,6 +36,9 @@ func (d *Device) Alloc(size uint64) (*Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
 	if size >= 1<<addressShift {
 		return nil, fmt.Errorf("%s: buffer of %d bytes is too large", d.Name, size)
 	}

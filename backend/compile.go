@@ -79,6 +79,7 @@ func (d *Device) compile(plan *sched.Plan) ([]exec.Step, error) {
 			}
 			s.Bindings[j], offsets[j] = op.binding, op.elem
 			s.Bindings[j].ReadOnly = !spec.Operands[j].Written // read-only operands may overlap
+			s.Bindings[j].MayOverlap = !touchesOther(ds.Tensors, j)
 		}
 		if err := wgsl.EncodeParams(s.Params, ds.Params, offsets); err != nil {
 			return nil, fmt.Errorf("%s: %w", ps.Node.Name, err)
@@ -106,4 +107,25 @@ func (d *Device) run(c *compiled, timer *kernelTimer) error {
 		return timer.collect(c.labels)
 	}
 	return nil
+}
+
+// touchesOther reports whether operand j's bytes overlap those of another operand of the
+// same dispatch other than one at exactly the same place and extent (an in-place operand).
+// Bindings are widened to alignment, so two operands with disjoint bytes may still get
+// overlapping bindings: that is harmless, and only a real overlap is left for the GPU
+// layer to judge.
+func touchesOther(ts []*tensor.Tensor, j int) bool {
+	a := ts[j]
+	for k, b := range ts {
+		if k == j || a.Loc.Buffer != b.Loc.Buffer || a.Empty() || b.Empty() {
+			continue
+		}
+		if a.Loc.Addr == b.Loc.Addr && a.Extent() == b.Extent() {
+			continue
+		}
+		if a.Loc.Addr < b.Loc.Addr+b.Extent() && b.Loc.Addr < a.Loc.Addr+a.Extent() {
+			return true
+		}
+	}
+	return false
 }

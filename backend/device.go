@@ -126,6 +126,9 @@ func (d *Device) usable() error {
 		}
 		return fmt.Errorf("%s: device not open", d.Name)
 	}
+	if err := d.gpu.Lost(); err != nil {
+		return fmt.Errorf("%s: %w", d.Name, err)
+	}
 	return nil
 }
 

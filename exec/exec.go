@@ -51,8 +51,9 @@ type groupKey struct {
 }
 
 type groupRef struct {
-	buf       *gpu.Buffer
-	off, size uint64
+	buf                  *gpu.Buffer
+	off, size            uint64
+	readOnly, mayOverlap bool
 }
 
 // New creates an executor on dev with a parameter arena of slots slots of slotSize bytes.
@@ -152,7 +153,7 @@ func (r *run) group(s *Step) (*gpu.BindGroup, error) {
 		if !b.Buffer.Alive() {
 			return nil, errors.New("a bound buffer was freed")
 		}
-		k.refs[j] = groupRef{b.Buffer, b.Offset, b.Size}
+		k.refs[j] = groupRef{b.Buffer, b.Offset, b.Size, b.ReadOnly, b.MayOverlap}
 	}
 	if g, ok := e.groups[k]; ok {
 		return g, nil
