@@ -212,7 +212,7 @@ func (g *graphGen) value(ne [4]int64, t ggml.Type, nd need, depth int) ggml.Tens
 	var x ggml.Tensor
 	if depth > 0 && g.pick(4) != 0 {
 		x = g.node(base, t, depth-1)
-		if !x.IsContiguous() {
+		if !packed(x) {
 			// In-place ops and copies keep their destination's layout: make it plain, so
 			// that the view and permutation below give the layout nd asks for.
 			x = g.b.L.Cont(g.b.Ctx, x)
@@ -373,6 +373,20 @@ func (g *graphGen) node(ne [4]int64, t ggml.Type, depth int) ggml.Tensor {
 		g.note("SWIGLU split %s", fmtNe(ne))
 		return l.SwiGLUSplit(ctx, a, b)
 	}
+}
+
+// packed reports whether x has the plain strides of a new tensor, dims of size 1 included
+// (ggml's ggml_is_padded_1d, which SCALE asserts, looks at those too).
+func packed(x ggml.Tensor) bool {
+	ne, nb := x.Ne(), x.Nb()
+	next := uint64(x.Type().Size())
+	for i := 0; i < 4; i++ {
+		if nb[i] != next {
+			return false
+		}
+		next *= uint64(ne[i])
+	}
+	return true
 }
 
 // divisor returns a divisor of n (1 or n itself when n is prime).
