@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand"
@@ -140,7 +141,7 @@ func TestZeroSizeGraphs(t *testing.T) {
 func i32Bytes(v []int32) []byte {
 	raw := make([]byte, 4*len(v))
 	for i, x := range v {
-		raw[4*i], raw[4*i+1], raw[4*i+2], raw[4*i+3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+		binary.LittleEndian.PutUint32(raw[4*i:], uint32(x))
 	}
 	return raw
 }
@@ -148,9 +149,7 @@ func i32Bytes(v []int32) []byte {
 func i64Bytes(v []int64) []byte {
 	raw := make([]byte, 8*len(v))
 	for i, x := range v {
-		for j := 0; j < 8; j++ {
-			raw[8*i+j] = byte(x >> (8 * j))
-		}
+		binary.LittleEndian.PutUint64(raw[8*i:], uint64(x))
 	}
 	return raw
 }
@@ -249,20 +248,21 @@ type guarded struct {
 	l     *ggml.Lib
 	ctx   ggml.Context
 	keep  []ggml.Tensor
+	sent  map[ggml.Tensor]bool
 	saved map[ggml.Tensor][]byte
-	n     int
 }
 
+// newGuarded returns an empty guarded context, freed at the end of the test.
 func newGuarded(t *testing.T, l *ggml.Lib) *guarded {
-	return &guarded{t: t, l: l, ctx: newCtx(t, l), saved: map[ggml.Tensor][]byte{}}
+	return &guarded{t: t, l: l, ctx: newCtx(t, l), sent: map[ggml.Tensor]bool{}, saved: map[ggml.Tensor][]byte{}}
 }
 
 // sentinel adds a sentinel tensor (sentinelSize F32 elements, a multiple of every buffer
 // alignment up to 1 KiB, so the next tensor follows it without a gap).
 func (g *guarded) sentinel() ggml.Tensor {
 	s := g.l.NewTensor1D(g.ctx, f32, sentinelSize)
-	g.l.SetName(s, fmt.Sprintf("sentinel_%d", g.n))
-	g.n++
+	g.l.SetName(s, fmt.Sprintf("sentinel_%d", len(g.sent)))
+	g.sent[s] = true
 	g.keep = append(g.keep, s)
 	return s
 }
@@ -270,12 +270,12 @@ func (g *guarded) sentinel() ggml.Tensor {
 // protect marks t as a tensor the graph must leave unchanged.
 func (g *guarded) protect(ts ...ggml.Tensor) { g.keep = append(g.keep, ts...) }
 
-// fill writes data into t; protected tensors without data get a pattern. It then records
-// the bytes of every protected tensor.
+// record fills the sentinels with a pattern and records the bytes of every protected
+// tensor; call it once the inputs are filled.
 func (g *guarded) record() {
 	for i, k := range g.keep {
 		raw := tensorBytes(g.l, k)
-		if k.Name()[:min(9, len(k.Name()))] == "sentinel_" {
+		if g.sent[k] {
 			raw = pattern(len(raw), byte(i))
 			g.l.TensorSet(k, raw, 0)
 		}
