@@ -40,18 +40,25 @@ func tinyModel(t *testing.T, root string) string {
 // buildGenerate compiles generate.c against the npm host libraries.
 func buildGenerate(t *testing.T, root string) (exe, libDir string) {
 	t.Helper()
+	return buildHost(t, root, "generate")
+}
+
+// buildHost compiles conformance/host/<name>.c against llama.cpp and ggml from the npm
+// host libraries, and returns the executable and the library directory.
+func buildHost(t *testing.T, root, name string) (exe, libDir string) {
+	t.Helper()
 	libDir = filepath.Join(root, ".cache", "ggml", "lib")
 	lib := filepath.Join(root, "build", "libggml-wgpu.so")
 	if _, err := os.Stat(lib); err != nil {
 		t.Fatalf("%s missing: run scripts/build.sh", lib)
 	}
-	exe = filepath.Join(t.TempDir(), "generate")
-	cmd := exec.Command("gcc", "-O2", "-o", exe, filepath.Join(root, "conformance", "host", "generate.c"),
+	exe = filepath.Join(t.TempDir(), name)
+	cmd := exec.Command("gcc", "-O2", "-o", exe, filepath.Join(root, "conformance", "host", name+".c"),
 		"-I", filepath.Join(root, ".cache", "ggml", "include"),
 		filepath.Join(libDir, "libllama.v0.5.0.so"), filepath.Join(libDir, "libggml.v0.5.0.so"),
-		filepath.Join(libDir, "libggml-base.so"), "-Wl,-rpath,"+libDir)
+		filepath.Join(libDir, "libggml-base.so"), "-lm", "-Wl,-rpath,"+libDir)
 	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "compile generate.c: %s", out)
+	require.NoError(t, err, "compile %s.c: %s", name, out)
 	return exe, libDir
 }
 

@@ -1,0 +1,83 @@
+package ggml
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/ebitengine/purego"
+)
+
+// This file binds the few ggml functions the robustness tests need beyond the suite's core
+// set: placing a tensor at a chosen address of a buffer, the buffer's base address, the
+// buffer type's largest buffer, memset and clear. They are bound on first use, so a
+// missing symbol fails only the test that needs it.
+
+// TypeI8 is GGML_TYPE_I8 (one byte per element): the robustness tests use it to address a
+// buffer byte by byte through ggml's own tensor_set/tensor_get.
+const TypeI8 Type = 24
+
+// extraFuncs are the lazily bound functions.
+type extraFuncs struct {
+	once sync.Once
+	err  error
+
+	bufferGetBase func(Buffer) uintptr
+	tensorAlloc   func(Buffer, Tensor, uintptr) int32
+	tensorMemset  func(Tensor, uint8, uintptr, uintptr)
+	bufferClear   func(Buffer, uint8)
+	buftMaxSize   func(BufferType) uintptr
+}
+
+var extras sync.Map // *Lib -> *extraFuncs
+
+// ext returns l's extra functions, binding them on the first call; it panics naming the
+// first missing symbol when ggml lacks one.
+func (l *Lib) ext() *extraFuncs {
+	v, _ := extras.LoadOrStore(l, &extraFuncs{})
+	e := v.(*extraFuncs)
+	e.once.Do(func() {
+		reg := func(fptr any, name string) {
+			sym, err := purego.Dlsym(l.ggml, name)
+			if err != nil || sym == 0 {
+				sym, err = purego.Dlsym(l.base, name)
+			}
+			if err != nil || sym == 0 {
+				if e.err == nil {
+					e.err = fmt.Errorf("ggml: symbol %s not found: %v", name, err)
+				}
+				return
+			}
+			purego.RegisterFunc(fptr, sym)
+		}
+		reg(&e.bufferGetBase, "ggml_backend_buffer_get_base")
+		reg(&e.tensorAlloc, "ggml_backend_tensor_alloc")
+		reg(&e.tensorMemset, "ggml_backend_tensor_memset")
+		reg(&e.bufferClear, "ggml_backend_buffer_clear")
+		reg(&e.buftMaxSize, "ggml_backend_buft_get_max_size")
+	})
+	if e.err != nil {
+		panic(e.err)
+	}
+	return e
+}
+
+// BufferBase returns the base address of a buffer (ggml_backend_buffer_get_base): for a
+// device buffer an address that only the backend can interpret; 0 for a zero-size buffer.
+func (l *Lib) BufferBase(b Buffer) uintptr { return l.ext().bufferGetBase(b) }
+
+// TensorAlloc places t at address addr inside buf (ggml_backend_tensor_alloc) and
+// returns the ggml_status. ggml asserts that [addr, addr+alloc size) lies in the buffer.
+func (l *Lib) TensorAlloc(buf Buffer, t Tensor, addr uintptr) int {
+	return int(l.ext().tensorAlloc(buf, t, addr))
+}
+
+// TensorMemset sets size bytes of t from byte offset to value (ggml_backend_tensor_memset).
+func (l *Lib) TensorMemset(t Tensor, value byte, offset, size uint64) {
+	l.ext().tensorMemset(t, value, uintptr(offset), uintptr(size))
+}
+
+// BufferClear sets every byte of buf to value (ggml_backend_buffer_clear).
+func (l *Lib) BufferClear(buf Buffer, value byte) { l.ext().bufferClear(buf, value) }
+
+// BuftMaxSize returns the largest buffer of the type (ggml_backend_buft_get_max_size).
+func (l *Lib) BuftMaxSize(b BufferType) uint64 { return uint64(l.ext().buftMaxSize(b)) }
