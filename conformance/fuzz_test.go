@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // FuzzGraph builds a random small graph from the fuzz input and compares WGPU0 with the
@@ -78,11 +79,11 @@ func fuzzThreshold(l *ggml.Lib, c *Case) float64 {
 	max := DefaultMaxNMSE
 	for _, t := range l.Tensors(ctx) {
 		switch {
-		case t.Op() == ggml.OpMulMat:
+		case t.Op() == tensor.OpMulMat:
 			max = MulMatMaxNMSE
-		case t.Type() == ggml.TypeF16, t.Op() == ggml.OpSoftMax:
+		case t.Type() == tensor.F16, t.Op() == tensor.OpSoftMax:
 			max = maxf(max, F16MaxNMSE)
-		case t.Op() == ggml.OpUnary && t.OpParamI32(0) == unaryGELU:
+		case t.Op() == tensor.OpUnary && t.OpParamI32(0) == unaryGELU:
 			max = maxf(max, GELUNarrowMaxNMSE)
 		}
 	}
@@ -168,7 +169,7 @@ func (g *graphGen) build() ggml.Tensor {
 }
 
 // leaf creates an input tensor of shape ne and type t.
-func (g *graphGen) leaf(ne [4]int64, t ggml.Type) ggml.Tensor {
+func (g *graphGen) leaf(ne [4]int64, t tensor.Type) ggml.Tensor {
 	x := g.b.New(g.name("x"), t, ne[:]...)
 	return x
 }
@@ -176,7 +177,7 @@ func (g *graphGen) leaf(ne [4]int64, t ggml.Type) ggml.Tensor {
 // value returns a tensor of logical shape ne and type t whose layout satisfies nd: a leaf
 // or (depth permitting) a node, possibly seen through a view at an offset inside a larger
 // tensor and a permutation.
-func (g *graphGen) value(ne [4]int64, t ggml.Type, nd need, depth int) ggml.Tensor {
+func (g *graphGen) value(ne [4]int64, t tensor.Type, nd need, depth int) ggml.Tensor {
 	// The layout: 0 plain, 1 view (padded, at an offset), 2 permuted, 3 view then permuted.
 	layout := g.pick(4)
 	var perm [4]int
@@ -236,7 +237,7 @@ func (g *graphGen) value(ne [4]int64, t ggml.Type, nd need, depth int) ggml.Tens
 
 // node returns a computed tensor of shape ne and type t (F32 or F16); in-place ops and
 // copies have their destination's layout, the others a contiguous one.
-func (g *graphGen) node(ne [4]int64, t ggml.Type, depth int) ggml.Tensor {
+func (g *graphGen) node(ne [4]int64, t tensor.Type, depth int) ggml.Tensor {
 	l, ctx := g.b.L, g.b.Ctx
 	if t == f16 {
 		// F16 values come from copies: CPY (F32 or F16 source) into an F16 tensor, or CONT.
@@ -341,7 +342,7 @@ func (g *graphGen) node(ne [4]int64, t ggml.Type, depth int) ggml.Tensor {
 		a := g.value(ne, f32, rowsContiguous, depth)
 		pos := g.b.Index(g.name("pos"), 1000, ne[2])
 		nd := int(ne[0]) - 2*g.pick(int(ne[0])/2)
-		mode := choose(g, ggml.RopeNormal, ggml.RopeNeox)
+		mode := choose(g, tensor.RopeNormal, tensor.RopeNeox)
 		p := choose(g, ropePlain, ropeAll)
 		var freq ggml.Tensor
 		if p.ff {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // The tests in this file feed WGPU0 bad or unusual input through ggml's public API and
@@ -52,15 +53,15 @@ func runIsolatedCases(t *testing.T, cases []*Case) {
 // with "invalid size" in CreateBindGroup (a 0-byte binding) and aborted the process.
 func TestSetRowsBroadcastEmpty(t *testing.T) {
 	var cases []*Case
-	for _, src := range []ggml.Type{f32, f16} {
-		for _, idx := range []ggml.Type{ggml.TypeI64, ggml.TypeI32} {
+	for _, src := range []tensor.Type{f32, f16} {
+		for _, idx := range []tensor.Type{tensor.I64, tensor.I32} {
 			for _, r := range []int64{0, 1, 5} {
 				cases = append(cases, setRowsCase(srSpec{src: src, dst: f32, idx: idx, ne: shape(33, 5, 1, 1), nr: [2]int64{2, 3}, r: r}))
 			}
 			cases = append(cases, setRowsCase(srSpec{src: src, dst: f32, idx: idx, ne: shape(0, 5, 1, 1), nr: [2]int64{2, 3}, r: 3}))
 		}
 	}
-	cases = append(cases, setRowsCase(srSpec{src: f32, dst: f16, idx: ggml.TypeI64, ne: shape(33, 5, 1, 1), nr: [2]int64{2, 3}, r: 0}))
+	cases = append(cases, setRowsCase(srSpec{src: f32, dst: f16, idx: tensor.I64, ne: shape(33, 5, 1, 1), nr: [2]int64{2, 3}, r: 0}))
 	runIsolatedCases(t, cases)
 }
 
@@ -124,8 +125,8 @@ func zeroSizeCases() []*Case {
 			return b.L.SwiGLU(b.Ctx, b.New("a", f32, 0, 3))
 		}),
 		zeroCase("ROPE(ne=[64,2,0])", DefaultMaxNMSE, func(b *Builder) ggml.Tensor {
-			pos := b.New("pos", ggml.TypeI32, 0)
-			return b.L.RopeExt(b.Ctx, b.New("a", f32, 64, 2, 0), pos, 0, ggml.RopeExt{NDims: 64, Mode: ggml.RopeNeox,
+			pos := b.New("pos", tensor.I32, 0)
+			return b.L.RopeExt(b.Ctx, b.New("a", f32, 64, 2, 0), pos, 0, ggml.RopeExt{NDims: 64, Mode: tensor.RopeNeox,
 				NCtxOrig: 512, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1})
 		}),
 	}
@@ -207,7 +208,7 @@ func equalF32(a, b []float32) bool {
 }
 
 // decodeF returns the F32 or F16 values of raw as float32.
-func decodeF(l *ggml.Lib, typ ggml.Type, raw []byte) []float32 {
+func decodeF(l *ggml.Lib, typ tensor.Type, raw []byte) []float32 {
 	if typ == f32 {
 		return f32Values(raw)
 	}
@@ -219,7 +220,7 @@ func decodeF(l *ggml.Lib, typ ggml.Type, raw []byte) []float32 {
 }
 
 // encodeF returns the raw F32 or F16 bytes of v.
-func encodeF(l *ggml.Lib, typ ggml.Type, v []float32) []byte {
+func encodeF(l *ggml.Lib, typ tensor.Type, v []float32) []byte {
 	if typ == f32 {
 		return f32Bytes(v)
 	}
@@ -317,7 +318,7 @@ func TestGetRowsOutOfRange(t *testing.T) {
 		{"offset_wraps", ne1, []int32{1 << 26, 2, 1<<26 + 3}},
 		{"empty_source", 0, []int32{0, 1}},
 	}
-	for _, typ := range []ggml.Type{f32, f16} {
+	for _, typ := range []tensor.Type{f32, f16} {
 		for _, s := range sets {
 			t.Run(typ.String()+"_"+s.name, func(t *testing.T) {
 				isolated(t, func(t *testing.T) { getRowsOutOfRange(t, typ, ne0, s.rows, s.idx) })
@@ -326,14 +327,14 @@ func TestGetRowsOutOfRange(t *testing.T) {
 	}
 }
 
-func getRowsOutOfRange(t *testing.T, typ ggml.Type, ne0, ne1 int64, idx []int32) {
+func getRowsOutOfRange(t *testing.T, typ tensor.Type, ne0, ne1 int64, idx []int32) {
 	_, l, be, _ := openDevice(t)
 	g := newGuarded(t, l)
 	g.sentinel()
 	src := l.NewTensor2D(g.ctx, typ, ne0, ne1)
 	l.SetName(src, "src")
 	g.sentinel()
-	ix := l.NewTensor1D(g.ctx, ggml.TypeI32, int64(len(idx)))
+	ix := l.NewTensor1D(g.ctx, tensor.I32, int64(len(idx)))
 	l.SetName(ix, "idx")
 	g.sentinel()
 	out := l.GetRows(g.ctx, src, ix)
@@ -362,7 +363,7 @@ func getRowsOutOfRange(t *testing.T, typ ggml.Type, ne0, ne1 int64, idx []int32)
 	st := l.GraphCompute(be, gr)
 	l.Synchronize(be)
 	g.check()
-	if st != ggml.StatusSuccess {
+	if st != tensor.StatusSuccess {
 		t.Logf("graph_compute refused the out-of-range indices: status %d", st)
 		return
 	}
@@ -409,7 +410,7 @@ func TestSetRowsOutOfRange(t *testing.T) {
 		{"i64_past_end", []int64{4, ne1, -2, 1}, true},
 		{"i64_high_bits", []int64{1<<32 + 1, 3, 1<<33 + 4}, true},
 	}
-	for _, typ := range []ggml.Type{f32, f16} {
+	for _, typ := range []tensor.Type{f32, f16} {
 		for _, s := range sets {
 			t.Run(typ.String()+"_"+s.name, func(t *testing.T) {
 				isolated(t, func(t *testing.T) { setRowsOutOfRange(t, typ, ne0, ne1, s.idx, s.i64) })
@@ -418,7 +419,7 @@ func TestSetRowsOutOfRange(t *testing.T) {
 	}
 }
 
-func setRowsOutOfRange(t *testing.T, typ ggml.Type, ne0, ne1 int64, idx []int64, i64 bool) {
+func setRowsOutOfRange(t *testing.T, typ tensor.Type, ne0, ne1 int64, idx []int64, i64 bool) {
 	const guard = 2 // rows of the base before and after the destination view
 	_, l, be, _ := openDevice(t)
 	g := newGuarded(t, l)
@@ -429,9 +430,9 @@ func setRowsOutOfRange(t *testing.T, typ ggml.Type, ne0, ne1 int64, idx []int64,
 	src := l.NewTensor2D(g.ctx, f32, ne0, int64(len(idx)))
 	l.SetName(src, "src")
 	g.sentinel()
-	it := ggml.TypeI32
+	it := tensor.I32
 	if i64 {
-		it = ggml.TypeI64
+		it = tensor.I64
 	}
 	ix := l.NewTensor1D(g.ctx, it, int64(len(idx)))
 	l.SetName(ix, "idx")
@@ -477,7 +478,7 @@ func setRowsOutOfRange(t *testing.T, typ ggml.Type, ne0, ne1 int64, idx []int64,
 			}
 		}
 	}
-	if st != ggml.StatusSuccess {
+	if st != tensor.StatusSuccess {
 		t.Logf("graph_compute refused the out-of-range indices: status %d", st)
 		return
 	}
@@ -744,9 +745,9 @@ func TestViewPastBuffer(t *testing.T) {
 				t.Fatal("ggml_backend_alloc_ctx_tensors failed")
 			}
 			defer l.BufferFree(buf)
-			var st int
+			var st tensor.Status
 			log := captureStderr(t, func() { st = l.GraphCompute(be, g); l.Synchronize(be) })
-			if st == ggml.StatusSuccess {
+			if st == tensor.StatusSuccess {
 				t.Errorf("CONT of a view reaching %d bytes past its buffer computed successfully: the library read outside the buffer", 7*64+16-256)
 			}
 			if !strings.Contains(log, "ggml-wgpu") {
@@ -773,9 +774,9 @@ func TestViewPastBuffer(t *testing.T) {
 			}
 			defer l.BufferFree(buf)
 			l.TensorSet(src, f32Bytes(Uniform(-1, 1)(newRand(4), 32)), 0)
-			var st int
+			var st tensor.Status
 			log := captureStderr(t, func() { st = l.GraphCompute(be, g); l.Synchronize(be) })
-			if st == ggml.StatusSuccess {
+			if st == tensor.StatusSuccess {
 				t.Error("CPY into a view reaching past its buffer computed successfully: the library wrote outside the buffer")
 			}
 			if !strings.Contains(log, "ggml-wgpu") {
@@ -828,14 +829,14 @@ func TestSetGetOddRanges(t *testing.T) {
 			}
 			defer l.BufferFree(buf)
 			ctx := newCtx(t, l)
-			whole := l.NewTensor1D(ctx, ggml.TypeI8, int64(size))
+			whole := l.NewTensor1D(ctx, tensor.I8, int64(size))
 			tailN := min(size, 7)
-			tail := l.NewTensor1D(ctx, ggml.TypeI8, int64(tailN))
+			tail := l.NewTensor1D(ctx, tensor.I8, int64(tailN))
 			base := l.BufferBase(buf)
-			if st := l.TensorAlloc(buf, whole, base); st != ggml.StatusSuccess {
+			if st := l.TensorAlloc(buf, whole, base); st != tensor.StatusSuccess {
 				t.Fatalf("ggml_backend_tensor_alloc: status %d", st)
 			}
-			if st := l.TensorAlloc(buf, tail, base+uintptr(size-tailN)); st != ggml.StatusSuccess {
+			if st := l.TensorAlloc(buf, tail, base+uintptr(size-tailN)); st != tensor.StatusSuccess {
 				t.Fatalf("ggml_backend_tensor_alloc at the end: status %d", st)
 			}
 			model := pattern(int(size), 0x11)
@@ -969,7 +970,7 @@ func TestUnsupportedMidGraph(t *testing.T) {
 		bad  build
 	}{
 		{"MUL_MAT_q4_0", shape(32, 4), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
-			w := l.NewTensor2D(ctx, ggml.TypeQ4_0, 32, 8)
+			w := l.NewTensor2D(ctx, tensor.Q4_0, 32, 8)
 			return l.MulMat(ctx, w, a), []ggml.Tensor{w}
 		}},
 		{"ADD_f16", shape(32, 4), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
@@ -978,9 +979,9 @@ func TestUnsupportedMidGraph(t *testing.T) {
 			return l.Add(ctx, h, o), []ggml.Tensor{o}
 		}},
 		{"ROPE_mrope", shape(48, 2, 3), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
-			pos := l.NewTensor1D(ctx, ggml.TypeI32, 4*3)
+			pos := l.NewTensor1D(ctx, tensor.I32, 4*3)
 			sec := [4]int32{8, 8, 8, 0}
-			return l.RopeMulti(ctx, a, pos, 0, sec, ropeExtArgs(48, ggml.RopeMRope, ropePlain)), []ggml.Tensor{pos}
+			return l.RopeMulti(ctx, a, pos, 0, sec, ropeExtArgs(48, tensor.RopeMrope, ropePlain)), []ggml.Tensor{pos}
 		}},
 	}
 	for _, c := range cases {
@@ -1015,10 +1016,10 @@ func TestUnsupportedMidGraph(t *testing.T) {
 				}
 				marker := pattern(int(l.NBytes(sum)), 0x77)
 				l.TensorSet(sum, marker, 0)
-				var st int
+				var st tensor.Status
 				log := captureStderr(t, func() { st = l.GraphCompute(be, g); l.Synchronize(be) })
-				if st != ggml.StatusFailed {
-					t.Errorf("graph_compute returned %d, want GGML_STATUS_FAILED (%d)", st, ggml.StatusFailed)
+				if st != tensor.StatusFailed {
+					t.Errorf("graph_compute returned %d, want GGML_STATUS_FAILED (%d)", st, tensor.StatusFailed)
 				}
 				if !strings.Contains(log, "ggml-wgpu") {
 					t.Errorf("no reason logged (stderr: %q)", log)
@@ -1039,7 +1040,7 @@ func TestUnsupportedMidGraph(t *testing.T) {
 				}
 				defer l.BufferFree(buf2)
 				l.TensorSet(x2, f32Bytes(xs), 0)
-				if st := l.GraphCompute(be, g2); st != ggml.StatusSuccess {
+				if st := l.GraphCompute(be, g2); st != tensor.StatusSuccess {
 					t.Fatalf("supported graph after the failed one: status %d", st)
 				}
 				l.Synchronize(be)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // rssBytes returns the resident set size of this process (from /proc/self/statm).
@@ -126,7 +127,7 @@ func cycleGraph(t *testing.T, l *ggml.Lib, be ggml.Backend, cycle int) []float32
 	l.TensorSet(w, f32Bytes(Uniform(-1, 1)(newRand(11), k*m)), 0)
 	l.TensorSet(x, f32Bytes(Uniform(-1, 1)(newRand(12), k*n)), 0)
 	l.TensorSet(b, f32Bytes(Uniform(-1, 1)(newRand(13), m)), 0)
-	if st := l.GraphCompute(be, g); st != ggml.StatusSuccess {
+	if st := l.GraphCompute(be, g); st != tensor.StatusSuccess {
 		t.Fatalf("cycle %d: graph_compute returned %d", cycle, st)
 	}
 	l.Synchronize(be)

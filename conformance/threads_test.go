@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // envInt reads a positive integer from the environment variable name, or returns def.
@@ -170,7 +171,7 @@ func transferLoop(l *ggml.Lib, dev ggml.Device, done <-chan struct{}, count *ato
 	}
 	defer l.Free(ctx)
 	ts := []ggml.Tensor{
-		l.NewTensor1D(ctx, ggml.TypeI8, 4099),
+		l.NewTensor1D(ctx, tensor.I8, 4099),
 		l.NewTensor2D(ctx, f32, 333, 7),
 		l.NewTensor1D(ctx, f16, 1<<16),
 	}

@@ -15,7 +15,7 @@ type softMaxParams struct {
 	Me, M           [4]uint32 // mask shape (all 1 without a mask) and strides
 	Rows, NHeadLog2 uint32
 	Scale, MaxBias  float32
-	M0, M1          float32 // ALiBi slope bases
+	L0, L1          float32 // log2 of the ALiBi slope bases (0 without ALiBi: every slope is 1)
 }
 
 func init() {
@@ -60,22 +60,21 @@ func lowerSoftMax(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		nHead := uint32(ne[2])
 		nLog2 := uint32(1) << uint32(math.Floor(math.Log2(float64(nHead))))
 		p.NHeadLog2 = nLog2
-		p.M0 = float32(math.Pow(2, -float64(p.MaxBias)/float64(nLog2)))
-		p.M1 = float32(math.Pow(2, -float64(p.MaxBias/2)/float64(nLog2)))
+		// ggml's bases m0 and m1 in f32, as the CPU computes them; the kernel raises them
+		// to a power as exp2(log2(base) * power).
+		m0 := float32(math.Pow(2, -float64(p.MaxBias)/float64(nLog2)))
+		m1 := float32(math.Pow(2, -float64(p.MaxBias/2)/float64(nLog2)))
+		p.L0, p.L1 = float32(math.Log2(float64(m0))), float32(math.Log2(float64(m1)))
 	}
 	defs := map[string]string{"MASK": "0"}
-	operands := []*tensor.Tensor{a}
+	operands := []*tensor.Tensor{a, t}
+	ops := []wgslOperand{in("src0", a), out("dst", t)}
 	if m != nil {
 		defs["MASK"] = "1"
 		p.Me, p.M = dims(m), strides(m)
 		operands = append(operands, m)
-	}
-	operands = append(operands, t)
-	ops := []wgslOperand{in("src0", a)}
-	if m != nil {
 		ops = append(ops, in("mask", m))
 	}
-	ops = append(ops, out("dst", t))
 	s := spec("soft_max", rowGroup(t.Ne[0], l), p, defs, ops...)
 	return []Dispatch{{Spec: s, Tensors: operands, Params: p, Grid: grid1D(rows, l)}}, nil
 }

@@ -5,16 +5,13 @@ import (
 	"sync"
 
 	"github.com/ebitengine/purego"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
 // This file binds the few ggml functions the robustness tests need beyond the suite's core
 // set: placing a tensor at a chosen address of a buffer, the buffer's base address, the
 // buffer type's largest buffer, memset and clear. They are bound on first use, so a
 // missing symbol fails only the test that needs it.
-
-// TypeI8 is GGML_TYPE_I8 (one byte per element): the robustness tests use it to address a
-// buffer byte by byte through ggml's own tensor_set/tensor_get.
-const TypeI8 Type = 24
 
 // extraFuncs are the lazily bound functions.
 type extraFuncs struct {
@@ -67,8 +64,8 @@ func (l *Lib) BufferBase(b Buffer) uintptr { return l.ext().bufferGetBase(b) }
 
 // TensorAlloc places t at address addr inside buf (ggml_backend_tensor_alloc) and
 // returns the ggml_status. ggml asserts that [addr, addr+alloc size) lies in the buffer.
-func (l *Lib) TensorAlloc(buf Buffer, t Tensor, addr uintptr) int {
-	return int(l.ext().tensorAlloc(buf, t, addr))
+func (l *Lib) TensorAlloc(buf Buffer, t Tensor, addr uintptr) tensor.Status {
+	return tensor.Status(l.ext().tensorAlloc(buf, t, addr))
 }
 
 // TensorMemset sets size bytes of t from byte offset to value (ggml_backend_tensor_memset).

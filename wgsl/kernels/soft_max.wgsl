@@ -18,29 +18,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let c = row_coords(row, p.Ne);
   let a = offset4(c, p.A);
   let d = offset4(c, p.D);
-  var slope = 1.0;
-  if (p.MaxBias > 0.0) {
-    let h = c.z;
-    if (h < p.NHeadLog2) { slope = pow(p.M0, f32(h + 1u)); } else { slope = pow(p.M1, f32(2u * (h - p.NHeadLog2) + 1u)); }
-  }
+  // ALiBi: slope m0^(h+1) for the first NHeadLog2 heads, m1^(2(h-NHeadLog2)+1) after; the
+  // bases come as their log2 (0 without ALiBi). No branch on a parameter here: lavapipe
+  // recompiled the masked kernel on every dispatch when the slope was under an if.
+  let h = c.z;
+  let slope = exp2(select(p.L1 * f32(2u * (h - p.NHeadLog2) + 1u), p.L0 * f32(h + 1u), h < p.NHeadLog2));
   var m = 0u;
 #if MASK
   m = offset4(c % p.Me, p.M);
 #endif
-  var mx = -3.402823e38;
+  // As ggml's CPU: no special case for infinities or NaN. A NaN or a +Inf in the row, or
+  // a row that is all -Inf (fully masked), makes the sum NaN and so the whole row NaN.
+  var mx = bitcast<f32>(0xff800000u); // -Inf
   for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) { mx = max(mx, logit(a, m, j, slope)); }
   mx = wg_max(lid, mx);
   var sum = 0.0;
+  for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) { sum = sum + exp(logit(a, m, j, slope) - mx); }
+  let inv = 1.0 / wg_sum(lid, sum);
   for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) {
-    let v = logit(a, m, j, slope);
-    if (v > -3.402823e38) { sum = sum + exp(v - mx); }
-  }
-  sum = wg_sum(lid, sum);
-  let inv = select(0.0, 1.0 / sum, sum > 0.0);
-  for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) {
-    let v = logit(a, m, j, slope);
-    var e = 0.0;
-    if (v > -3.402823e38) { e = exp(v - mx); }
-    dst_set(d + j * p.D.x, e * inv);
+    dst_set(d + j * p.D.x, exp(logit(a, m, j, slope) - mx) * inv);
   }
 }
