@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The test command: set-up (Debian packages, ggml host libraries, Go modules), build of
-# libggml-wgpu.so, vet, then every test: unit tests, the ABI check against libggml-base,
+# libggml-wgpu.so, vet, the suite under the Khronos validation layer, then every test: unit
+# tests, the ABI check against libggml-base,
 # the C host test, the conformance suite against ggml's CPU backend, and the end-to-end
-# llama.cpp model checks. Runs on lavapipe when the machine has no GPU.
+# llama.cpp model checks, the robustness tests (bad input, threads, soak, the fuzz corpus),
+# and the Go packages under the race detector. Runs on lavapipe when the machine has no GPU.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -12,5 +14,7 @@ go vet ./...
 # The Khronos validation layer over every case of the conformance suite: no errors.
 bash scripts/validation.sh --full
 go test -count=1 -timeout 20m ./...
+# The Go side under the race detector (the library itself cannot load into a -race host).
+go test -race -count=1 ./arena ./sched ./ops ./wgsl ./tensor ./exec ./backend ./gpu
 # The conformance table, per op and type.
 go run ./conformance/cmd/wgpu-conformance
