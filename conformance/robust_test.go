@@ -745,15 +745,7 @@ func TestViewPastBuffer(t *testing.T) {
 				t.Fatal("ggml_backend_alloc_ctx_tensors failed")
 			}
 			defer l.BufferFree(buf)
-			var st tensor.Status
-			log := captureStderr(t, func() { st = l.GraphCompute(be, g); l.Synchronize(be) })
-			if st == tensor.StatusSuccess {
-				t.Errorf("CONT of a view reaching %d bytes past its buffer computed successfully: the library read outside the buffer", 7*64+16-256)
-			}
-			if !strings.Contains(log, "ggml-wgpu") {
-				t.Errorf("no reason logged for the failed compute (stderr: %q)", log)
-			}
-			t.Logf("status %d; logged: %s", st, strings.TrimSpace(log))
+			requireRefused(t, l, be, g, fmt.Sprintf("CONT of a view reaching %d bytes past its buffer computed successfully: the library read outside the buffer", 7*64+16-256))
 			if got := tensorBytes(l, base); !bytes.Equal(got, data) {
 				t.Error("the base tensor changed")
 			}
@@ -774,15 +766,7 @@ func TestViewPastBuffer(t *testing.T) {
 			}
 			defer l.BufferFree(buf)
 			l.TensorSet(src, f32Bytes(Uniform(-1, 1)(newRand(4), 32)), 0)
-			var st tensor.Status
-			log := captureStderr(t, func() { st = l.GraphCompute(be, g); l.Synchronize(be) })
-			if st == tensor.StatusSuccess {
-				t.Error("CPY into a view reaching past its buffer computed successfully: the library wrote outside the buffer")
-			}
-			if !strings.Contains(log, "ggml-wgpu") {
-				t.Errorf("no reason logged for the failed compute (stderr: %q)", log)
-			}
-			t.Logf("status %d; logged: %s", st, strings.TrimSpace(log))
+			requireRefused(t, l, be, g, "CPY into a view reaching past its buffer computed successfully: the library wrote outside the buffer")
 			if got := tensorBytes(l, base); !bytes.Equal(got, data) {
 				t.Error("the buffer changed although the compute should have been refused")
 			}
@@ -1050,4 +1034,19 @@ func TestUnsupportedMidGraph(t *testing.T) {
 			})
 		})
 	}
+}
+
+// requireRefused computes g on be and requires GGML_STATUS_FAILED with a reason logged by
+// the library; ifDone says what a success would mean.
+func requireRefused(t *testing.T, l *ggml.Lib, be ggml.Backend, g ggml.Graph, ifDone string) {
+	t.Helper()
+	var st tensor.Status
+	log := captureStderr(t, func() { st = l.GraphCompute(be, g); l.Synchronize(be) })
+	if st == tensor.StatusSuccess {
+		t.Error(ifDone)
+	}
+	if !strings.Contains(log, "ggml-wgpu") {
+		t.Errorf("no reason logged for the failed compute (stderr: %q)", log)
+	}
+	t.Logf("status %d; logged: %s", st, strings.TrimSpace(log))
 }

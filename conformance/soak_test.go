@@ -74,7 +74,7 @@ func TestInitFreeCycles(t *testing.T) {
 			l.BackendFree(be)
 			if first == nil {
 				first = got
-			} else if !sameBits(got, first) {
+			} else if !equalF32(got, first) {
 				t.Fatalf("cycle %d: the graph's result differs from the first cycle's", c)
 			}
 			if c >= warm-1 {

@@ -3,7 +3,6 @@ package conformance
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -55,19 +54,6 @@ func threadCases() []*Case {
 		}
 	}
 	return out
-}
-
-// sameBits reports whether two results are bit-identical (NaN patterns included).
-func sameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // TestConcurrentBackends runs N goroutines (GGML_WGPU_THREADS, default 4), each with its
@@ -136,7 +122,7 @@ func TestConcurrentBackends(t *testing.T) {
 							t.Errorf("worker %d round %d %s: %s %v", w, r, cases[i].Name, unsupported, err)
 							return
 						}
-						if !sameBits(got, want[i]) {
+						if !equalF32(got, want[i]) {
 							ma, at := MaxAbsDiff(want[i], got)
 							t.Errorf("worker %d round %d %s: result differs from the serial run (max |diff| %g at %d)", w, r, cases[i].Name, ma, at)
 						}
@@ -239,7 +225,7 @@ func TestConcurrentInitFree(t *testing.T) {
 					got, _, err := env.Runner.eval(cases[i], b, false)
 					if err != nil {
 						t.Errorf("worker %d round %d %s: %v", w, r, cases[i].Name, err)
-					} else if !sameBits(got, want[i]) {
+					} else if !equalF32(got, want[i]) {
 						t.Errorf("worker %d round %d %s: result differs from the serial run", w, r, cases[i].Name)
 					}
 					buf := l.BuftAllocBuffer(buft, uint64(1+w)<<20)
