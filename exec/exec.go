@@ -32,6 +32,10 @@ type Step struct {
 	// Submit ends a submission after this step (the plan's batching); the executor also
 	// submits before a step when the parameter arena's open batch is full.
 	Submit bool
+
+	// group is the bind group found for the step on an earlier Run: a compiled graph that
+	// runs again (llama's decode graph) skips the cache lookup while it stays alive.
+	group *gpu.BindGroup
 }
 
 // Executor records steps on one device.
@@ -144,6 +148,9 @@ type run struct {
 }
 
 func (r *run) group(s *Step) (*gpu.BindGroup, error) {
+	if s.group.Alive() {
+		return s.group, nil
+	}
 	e := r.e
 	if len(s.Bindings) > MaxBindings {
 		return nil, fmt.Errorf("%d storage bindings (at most %d)", len(s.Bindings), MaxBindings)
@@ -156,6 +163,7 @@ func (r *run) group(s *Step) (*gpu.BindGroup, error) {
 		k.refs[j] = groupRef{b.Buffer, b.Offset, b.Size, b.ReadOnly, b.MayOverlap}
 	}
 	if g, ok := e.groups[k]; ok {
+		s.group = g
 		return g, nil
 	}
 	if len(e.groups) >= maxGroups {
@@ -169,6 +177,7 @@ func (r *run) group(s *Step) (*gpu.BindGroup, error) {
 		return nil, err
 	}
 	e.groups[k] = g
+	s.group = g
 	return g, nil
 }
 

@@ -72,6 +72,10 @@ func TestRunSplitsFullBatches(t *testing.T) {
 	// A step whose buffer was freed fails cleanly; so do oversized parameters.
 	e.Forget(out)
 	require.Empty(t, e.groups)
+	// Steps that remembered a released group find a new one.
+	require.NoError(t, e.Run(steps, nil))
+	require.Len(t, e.groups, 1)
+	e.Forget(out)
 	gone, err := d.CreateBuffer(64, gpu.UsageStorage)
 	require.NoError(t, err)
 	gone.Release()

@@ -775,6 +775,9 @@ func (g *BindGroup) buffersLive() error {
 	return nil
 }
 
+// Alive reports whether the bind group has not been released.
+func (g *BindGroup) Alive() bool { return g != nil && g.h != nil }
+
 // groupState returns what the checks know of g on d.
 func (d *Device) groupState(g *BindGroup) objState {
 	switch {
