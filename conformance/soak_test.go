@@ -43,24 +43,35 @@ const (
 	cycleDevTolerance = 1 << 20
 	cycleRSSTolerance = 16 << 20
 	cycleBufMiB       = 4
+	// The warm-up lasts until the RSS grew by at most cycleSettle over the last
+	// cycleSettleSpan cycles (at least that many cycles), or cycleMaxWarm cycles.
+	cycleSettle     = 1 << 20
+	cycleSettleSpan = 20
+	cycleMaxWarm    = 400
 )
+
+// settled reports whether the last cycleSettleSpan samples grew by at most cycleSettle.
+func settled(rss []int64) bool {
+	n := len(rss)
+	return n > cycleSettleSpan && rss[n-1]-rss[n-1-cycleSettleSpan] <= cycleSettle
+}
 
 // TestInitFreeCycles runs GGML_WGPU_CYCLES cycles (default 100) of: a backend created on
 // WGPU0 (ggml_backend_dev_init), a 4 MiB buffer of tensors allocated, filled and used by a
 // small graph (MUL_MAT, ADD, SOFT_MAX), an extra buffer allocated from the buffer type,
-// everything freed again. Each cycle's result must equal the first one's. After ten
-// warm-up cycles, the device's reported free memory and the process's resident memory
+// everything freed again. Each cycle's result must equal the first one's. After a warm-up
+// that lasts until the RSS settles (see settled), the device's reported free memory and the process's resident memory
 // (sampled after every cycle) must stay flat within tolerances; the figures are logged. It runs in a child process,
 // so that its memory is its own.
 func TestInitFreeCycles(t *testing.T) {
 	isolated(t, func(t *testing.T) {
 		cycles := envInt(t, "GGML_WGPU_CYCLES", 100)
-		const warm = 10
 		_, l, _, dev := openDevice(t)
 		buft := l.DevBufferType(dev)
 		var first []float32
-		var rss, free []int64
-		for c := 0; c < cycles+warm; c++ {
+		var rss, free, warmRSS []int64
+		warm := -1 // cycles of warm-up, known once the RSS settles
+		for c := 0; warm < 0 || c < cycles+warm; c++ {
 			be := l.DevInit(dev)
 			if be == 0 {
 				t.Fatalf("cycle %d: ggml_backend_dev_init failed", c)
@@ -77,11 +88,18 @@ func TestInitFreeCycles(t *testing.T) {
 			} else if !equalF32(got, first) {
 				t.Fatalf("cycle %d: the graph's result differs from the first cycle's", c)
 			}
-			if c >= warm-1 {
-				runtime.GC()
-				f, _ := l.DevMemory(dev)
-				rss, free = append(rss, rssBytes(t)), append(free, int64(f))
+			runtime.GC()
+			if warm < 0 {
+				// Drivers grow their own pools over the first cycles (the NVIDIA driver
+				// for about a hundred): warm up until the RSS has settled.
+				warmRSS = append(warmRSS, rssBytes(t))
+				if settled(warmRSS) || c+1 == cycleMaxWarm {
+					warm = c + 1
+				}
+				continue
 			}
+			f, _ := l.DevMemory(dev)
+			rss, free = append(rss, rssBytes(t)), append(free, int64(f))
 		}
 		_, total := l.DevMemory(dev)
 		half := len(rss) / 2

@@ -65,11 +65,12 @@ func timeoutChild(t *testing.T) {
 	require.Equal(t, 50*time.Millisecond, d.Timeout)
 	p, err := d.CreatePipeline("spin", spin, 1)
 	require.NoError(t, err)
-	// Most of a second on lavapipe; a GPU needs the largest grid to stay busy (seconds on
-	// an H200) past the deadline.
-	groups := uint32(512)
+	// Most of a second on lavapipe; a GPU needs a far larger grid to stay busy past the
+	// deadline (65535 x 256 workgroups: about a second on an H200; rows of the grid write
+	// the same words).
+	groups, rows := uint32(512), uint32(1)
 	if a0.Info.Type != CPU {
-		groups = 65535
+		groups, rows = 65535, 256
 	}
 	u, err := d.CreateBuffer(256, UsageUniform)
 	require.NoError(t, err)
@@ -78,7 +79,7 @@ func timeoutChild(t *testing.T) {
 	g, err := d.CreateBindGroup(p, u, 16, []Binding{{Buffer: a, Size: a.Size}})
 	require.NoError(t, err)
 	e := d.NewEncoder()
-	require.NoError(t, e.Dispatch(p, g, 0, [3]uint32{groups, 1, 1}))
+	require.NoError(t, e.Dispatch(p, g, 0, [3]uint32{groups, rows, 1}))
 	seq, err := e.Submit()
 	require.NoError(t, err)
 	next := d.NewEncoder() // opened before the loss: must fail afterwards
