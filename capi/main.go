@@ -34,14 +34,17 @@ var (
 func registry() *C.struct_ggml_backend_reg {
 	regOnce.Do(func() {
 		backend.Logger = func(level int, msg string) {
-			cs := C.CString(msg)
+			cs := cstring(msg)
+			if cs == nil {
+				return // no memory even for the message
+			}
 			C.gw_log(C.int(level), cs)
 			C.free(unsafe.Pointer(cs))
 		}
 		r := backend.Default()
 		for _, d := range r.Devices {
-			names = append(names, C.CString(d.Name))
-			descs = append(descs, C.CString(d.Description))
+			names = append(names, cstringOr(d.Name, regName))
+			descs = append(descs, cstringOr(d.Description, regName))
 		}
 		regPtr = C.gw_reg_build(C.int(len(r.Devices)))
 	})
@@ -115,7 +118,21 @@ func buftDevice(buft *C.struct_ggml_backend_buffer_type) *backend.Device {
 
 // ---- registry ----
 
-var regName = C.CString("WGPU")
+// regName is the registry's name, a static C string.
+var regName = C.gw_reg_name()
+
+// cstring copies s into C memory, or returns nil when there is none.
+func cstring(s string) *C.char {
+	return C.shim_strndup((*C.char)(unsafe.Pointer(unsafe.StringData(s))), C.size_t(len(s)))
+}
+
+// cstringOr is cstring, with a fallback for names that must exist.
+func cstringOr(s string, fallback *C.char) *C.char {
+	if c := cstring(s); c != nil {
+		return c
+	}
+	return fallback
+}
 
 //export gwRegGetName
 func gwRegGetName(*C.struct_ggml_backend_reg) *C.char {
@@ -268,7 +285,7 @@ func gwBuftGetName(buft *C.struct_ggml_backend_buffer_type) (name *C.char) {
 	if n, ok := buftNames.Load(i); ok {
 		return n.(*C.char)
 	}
-	n, _ := buftNames.LoadOrStore(i, C.CString(fmt.Sprintf("WGPU%d", i)))
+	n, _ := buftNames.LoadOrStore(i, cstringOr(fmt.Sprintf("WGPU%d", i), regName))
 	return n.(*C.char)
 }
 

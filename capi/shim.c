@@ -117,3 +117,16 @@ int gw_is_ours(struct ggml_backend *b) { return b && b->guid && memcmp(b->guid, 
 void gw_log(int level, const char *msg) { ggml_log_internal(level, "%s", msg); }
 
 void *gw_address(uint64_t a) { return (void *)(uintptr_t)a; }
+
+char *shim_strndup(const char *p, size_t n) {
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    if (n) memcpy(s, p, n);
+    s[n] = 0;
+    return s;
+}
+
+char *gw_reg_name(void) {
+    static char name[] = "WGPU";
+    return name;
+}

@@ -16,4 +16,9 @@ int gw_is_ours(struct ggml_backend *b);
 // gw_address turns a fake buffer base into the pointer ggml expects (never dereferenced).
 void *gw_address(uint64_t a);
 void gw_log(int level, const char *msg);
+// gw_reg_name is the registry's name, "WGPU" (static storage).
+char *gw_reg_name(void);
+// shim_strndup copies n bytes of p into a new NUL-terminated C string; NULL when out of
+// memory (cgo's C.CString would abort the host instead).
+char *shim_strndup(const char *p, size_t n);
 #endif

@@ -625,7 +625,10 @@ func (d *Device) createPipeline(label, source string, storage int) (*Pipeline, e
 		}
 		d.layout[storage] = bgl
 	}
-	src := C.CString(source)
+	src := C.gw_strndup((*C.char)(unsafe.Pointer(unsafe.StringData(source))), C.size_t(len(source)))
+	if src == nil {
+		return nil, errors.New("webgpu: out of host memory for the shader source")
+	}
 	defer C.free(unsafe.Pointer(src))
 	var mod C.WGPUShaderModule
 	if err := d.scoped("compile "+label, func() { mod = C.gw_shader(d.d, src) }); err != nil {

@@ -393,3 +393,11 @@ WGPUQuerySet gw_query_set(gw_device *d, uint32_t count) {
     desc.count = count;
     return wgpuDeviceCreateQuerySet(d->device, &desc);
 }
+
+char *gw_strndup(const char *p, size_t n) {
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    if (n) memcpy(s, p, n);
+    s[n] = 0;
+    return s;
+}

@@ -79,4 +79,7 @@ WGPUBindGroupLayout gw_layout(gw_device *d, uint32_t storage_count);
 WGPUComputePipeline gw_pipeline(gw_device *d, WGPUShaderModule module, WGPUBindGroupLayout bgl);
 WGPUBindGroup gw_bind_group(gw_device *d, WGPUBindGroupLayout bgl, WGPUBuffer uniform, uint64_t uniform_size,
                             uint32_t n, const WGPUBuffer *bufs, const uint64_t *offsets, const uint64_t *sizes);
+// gw_strndup copies n bytes of p into a new NUL-terminated C string; NULL when out of
+// memory (cgo's own C.CString aborts the process instead).
+char *gw_strndup(const char *p, size_t n);
 #endif
