@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ggml-wgpu/ggml-wgpu/exec"
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
@@ -57,6 +58,11 @@ type Device struct {
 	exe       *exec.Executor
 	buffers   map[uint64]*Buffer
 	allocated uint64
+
+	memMu             sync.Mutex // guards the cached Vulkan memory reading
+	memAt             time.Time
+	memFree, memTotal uint64
+	memOK             bool
 }
 
 func newDevice(index int, a *gpu.Adapter) *Device {
@@ -171,7 +177,7 @@ func (d *Device) Memory() (free, total uint64) {
 	d.mu.Unlock()
 	if v, err := strconv.ParseUint(os.Getenv(EnvMemory), 10, 64); err == nil && v > 0 {
 		total = v << 20
-	} else if f, t, ok := d.adapter.Memory(); ok && d.adapter.Info.Type != gpu.CPU {
+	} else if f, t, ok := d.vulkanMemory(); ok && d.adapter.Info.Type != gpu.CPU {
 		return f, t
 	} else {
 		total = systemMemory()
@@ -180,6 +186,21 @@ func (d *Device) Memory() (free, total uint64) {
 		return 0, total
 	}
 	return total - used, total
+}
+
+// memoryTTL is how long a Vulkan memory reading is reused: each reading creates and
+// destroys a Vulkan instance, which costs milliseconds.
+const memoryTTL = time.Second
+
+// vulkanMemory is the adapter's Vulkan memory reading, taken at most once per memoryTTL.
+func (d *Device) vulkanMemory() (free, total uint64, ok bool) {
+	d.memMu.Lock()
+	defer d.memMu.Unlock()
+	if d.memAt.IsZero() || time.Since(d.memAt) > memoryTTL {
+		d.memFree, d.memTotal, d.memOK = d.adapter.Memory()
+		d.memAt = time.Now()
+	}
+	return d.memFree, d.memTotal, d.memOK
 }
 
 func systemMemory() uint64 {
