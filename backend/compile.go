@@ -38,7 +38,7 @@ func (d *Device) resolve(t *tensor.Tensor, f wgsl.Format) (operand, error) {
 	align := uint64(d.gpu.Limits.MinStorageBufferOffsetAlignment)
 	start := off / align * align
 	rem := off - start
-	es := uint64(f.ElemSize())
+	es := uint64(f.OffsetUnit())
 	if rem%es != 0 {
 		return operand{}, fmt.Errorf("tensor %q: offset %d is not a whole number of elements", t.Name, off)
 	}

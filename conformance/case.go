@@ -21,7 +21,8 @@ import (
 )
 
 // InitFunc produces n values for a leaf tensor, in the tensor's logical (contiguous) element
-// order; the runner converts them to the tensor's type (F32, F16, I32 or I64).
+// order; the runner converts them to the tensor's type (F32, F16, I32 or I64, or quantizes
+// them with ggml's quantizer).
 type InitFunc func(r *rand.Rand, n int) []float32
 
 // Uniform returns an InitFunc drawing uniformly from [lo, hi).

@@ -30,6 +30,7 @@ func Cases() []*Case {
 	cs = append(cs, getRowsCases()...)
 	cs = append(cs, setRowsCases()...)
 	cs = append(cs, mulMatCases()...)
+	cs = append(cs, quantCases()...)
 	cs = append(cs, softMaxCases()...)
 	cs = append(cs, ropeCases()...)
 	cs = append(cs, unaryCases()...)
@@ -476,8 +477,14 @@ func getRowsCase(t tensor.Type, src [4]int64, n int64, view bool) *Case {
 		Build: func(b *Builder) ggml.Tensor {
 			var a ggml.Tensor
 			if view {
-				x := b.New("a_base", t, src[0]+4, src[1]+1, src[2], src[3])
-				a = b.View4D(x, src, x.Nb()[1]+3*uint64(t.Size()))
+				// rows padded by 4 elements (2 blocks when quantized), starting 3 elements
+				// (2 blocks) into the second row
+				pad, off := int64(4), 3*uint64(t.Size())
+				if t.Quantized() {
+					pad, off = 2*int64(t.BlockElems()), 2*uint64(t.Size())
+				}
+				x := b.New("a_base", t, src[0]+pad, src[1]+1, src[2], src[3])
+				a = b.View4D(x, src, x.Nb()[1]+off)
 			} else {
 				a = b.New("a", t, src[:]...)
 			}
@@ -568,7 +575,13 @@ func mulMatCase(s mmSpec) *Case {
 				y = b.Permute(b.New("b", f32, pb[:]...), s.per)
 			default:
 				if s.padA {
-					x := b.New("a_base", s.ta, s.k+6, s.m+1, neA[2], neA[3])
+					// rows padded by 6 elements (2 blocks when quantized), starting 2
+					// elements (blocks) into the second row
+					pad := int64(6)
+					if s.ta.Quantized() {
+						pad = 2 * int64(s.ta.BlockElems())
+					}
+					x := b.New("a_base", s.ta, s.k+pad, s.m+1, neA[2], neA[3])
 					a = b.View4D(x, neA, x.Nb()[1]+2*uint64(s.ta.Size()))
 				} else {
 					a = b.New("a", s.ta, neA[:]...)

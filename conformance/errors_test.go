@@ -57,7 +57,7 @@ func f32Values(raw []byte) []float32 {
 }
 
 // TestSupportsOpRejects asks WGPU0 about nodes the library does not implement (a MUL_MAT
-// with a Q4_0 weight, SIN) whose tensors have no buffer and NULL data, as the scheduler and
+// with a Q4_K weight, SIN) whose tensors have no buffer and NULL data, as the scheduler and
 // llama's weight placement do before anything is allocated: the answer must be false, and
 // the call must not crash. Supported counterparts of the same nodes must be accepted. It
 // then repeats llama's weight probe: a zero-size buffer of the device's own type attached
@@ -66,9 +66,9 @@ func TestSupportsOpRejects(t *testing.T) {
 	_, l, _, dev := openDevice(t)
 	ctx := newCtx(t, l)
 
-	wq := l.NewTensor2D(ctx, tensor.Q4_0, 64, 16)
-	wf := l.NewTensor2D(ctx, tensor.F16, 64, 16)
-	x := l.NewTensor2D(ctx, tensor.F32, 64, 3)
+	wq := l.NewTensor2D(ctx, tensor.Q4_K, 256, 16)
+	wf := l.NewTensor2D(ctx, tensor.F16, 256, 16)
+	x := l.NewTensor2D(ctx, tensor.F32, 256, 3)
 	mmQ := l.MulMat(ctx, wq, x)
 	mmF := l.MulMat(ctx, wf, x)
 	sin := l.Sin(ctx, x)
@@ -78,7 +78,7 @@ func TestSupportsOpRejects(t *testing.T) {
 		require.Zero(t, tt.Data(), "tensor %s has data", tt.Name())
 	}
 
-	require.False(t, l.DevSupportsOp(dev, mmQ), "supports_op(MUL_MAT q4_0 x f32) must be false")
+	require.False(t, l.DevSupportsOp(dev, mmQ), "supports_op(MUL_MAT q4_K x f32) must be false")
 	require.False(t, l.DevSupportsOp(dev, sin), "supports_op(SIN) must be false")
 	require.True(t, l.DevSupportsOp(dev, mmF), "supports_op(MUL_MAT f16 x f32) must be true")
 	require.True(t, l.DevSupportsOp(dev, add), "supports_op(ADD) must be true")

@@ -196,7 +196,7 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 			}
 		}
 		vals := f(rng, int(t.NElements()))
-		raw, err := r.encode(t.Type(), vals)
+		raw, err := r.encode(t.Type(), vals, t.Ne()[0])
 		if err != nil {
 			return nil, "", fmt.Errorf("initializing %s: %w", t.Name(), err)
 		}
@@ -236,8 +236,12 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 	return out, "", nil
 }
 
-// encode converts values to the raw bytes of a contiguous tensor of type t.
-func (r *Runner) encode(t tensor.Type, vals []float32) ([]byte, error) {
+// encode converts values to the raw bytes of a contiguous tensor of type t with rows of
+// ne0 elements; a quantized type is quantized by ggml itself (so the blocks are valid).
+func (r *Runner) encode(t tensor.Type, vals []float32, ne0 int64) ([]byte, error) {
+	if t.Quantized() {
+		return r.L.Quantize(t, vals, int(ne0))
+	}
 	switch t {
 	case tensor.F32:
 		raw := make([]byte, 4*len(vals))

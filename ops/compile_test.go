@@ -73,6 +73,15 @@ func TestKernelsCompile(t *testing.T) {
 	require.Len(t, fusedGLU[0].Tensors, 4)
 	_, err = cache.Pipeline(fusedGLU[0].Spec)
 	require.NoError(t, err)
+	qx := f32(64, 2)
+	qup := node(tensor.OpMulMat, f32(9, 2), nil, contiguous(tensor.Q5_1, 64, 9), qx)
+	qgate := node(tensor.OpMulMat, f32(9, 2), nil, contiguous(tensor.Q5_1, 64, 9), qx)
+	qglu := node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, qgate, qup)
+	require.True(t, gluRow.Applies([]*tensor.Tensor{qup, qgate, qglu}, l), "quantized weights fuse too")
+	fusedQ, err := gluRow.Lower([]*tensor.Tensor{qup, qgate, qglu}, l)
+	require.NoError(t, err)
+	_, err = cache.Pipeline(fusedQ[0].Spec)
+	require.NoError(t, err)
 	require.False(t, gluRow.Applies([]*tensor.Tensor{up, gate, node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, f32(9, 2))}, l), "the GLU must read both products")
 	for _, n := range []int64{7, 300, 4096} {
 		lt := *l
@@ -144,9 +153,19 @@ func TestKernelsCompile(t *testing.T) {
 
 func TestSupportsRejects(t *testing.T) {
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
-	q4 := &tensor.Tensor{Type: 2, Ne: [4]int64{32, 4, 1, 1}, Nb: [4]uint64{18, 18, 72, 72}}
+	q4k := contiguous(tensor.Q4_K, 256, 4)
+	q4 := contiguous(tensor.Q4_0, 64, 4)
+	q4.Nb[1] = 40 // rows not at whole blocks
+	q4t := contiguous(tensor.Q4_0, 64, 4)
+	q4t.Ne, q4t.Nb = [4]int64{4, 64, 1, 1}, [4]uint64{36, 18, 72 * 4, 72 * 4} // transposed
 	cases := map[string]*tensor.Tensor{
-		"quantized matmul":      node(tensor.OpMulMat, f32(4, 2), nil, q4, f32(32, 2)),
+		"k-quant matmul":        node(tensor.OpMulMat, f32(4, 2), nil, q4k, f32(256, 2)),
+		"k-quant get_rows":      node(tensor.OpGetRows, f32(256, 2), nil, q4k, contiguous(tensor.I32, 2)),
+		"quantized rows apart":  node(tensor.OpMulMat, f32(4, 2), nil, q4, f32(64, 2)),
+		"quantized get_rows":    node(tensor.OpGetRows, f32(64, 2), nil, q4, contiguous(tensor.I32, 2)),
+		"quantized transposed":  node(tensor.OpMulMat, f32(64, 2), nil, q4t, f32(4, 2)),
+		"quantized src1":        node(tensor.OpMulMat, f32(4, 2), nil, f32(64, 4), contiguous(tensor.Q8_0, 64, 2)),
+		"quantized result":      node(tensor.OpGetRows, contiguous(tensor.Q8_0, 64, 2), nil, contiguous(tensor.Q8_0, 64, 4), contiguous(tensor.I32, 2)),
 		"f16 add":               node(tensor.OpAdd, contiguous(tensor.F16, 4), nil, contiguous(tensor.F16, 4), contiguous(tensor.F16, 4)),
 		"non-repeatable src1":   node(tensor.OpAdd, f32(4, 3), nil, f32(4, 3), f32(3)),
 		"unknown unary":         node(tensor.OpUnary, f32(4), []int32{0}, f32(4)),
@@ -161,4 +180,17 @@ func TestSupportsRejects(t *testing.T) {
 		_, err := Lower(n, l)
 		require.Error(t, err, name)
 	}
+}
+
+func TestQuantTypes(t *testing.T) {
+	require.Equal(t, []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0}, quantTypes)
+	for _, q := range quantTypes {
+		f, ok := format(q)
+		require.True(t, ok)
+		require.Equal(t, q.String(), f.String())
+		require.Equal(t, q.Size(), f.BlockBytes(), "%s block bytes", q)
+		require.Equal(t, wgsl.QuantBlock, q.BlockElems())
+	}
+	_, ok := format(tensor.Q4_K)
+	require.False(t, ok)
 }

@@ -2,7 +2,8 @@ package ops
 
 import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 
-// GET_ROWS: dst[:, i1, i2, i3] = src0[:, rows[i1, i2, i3], i2, i3]; src0 F32 or F16,
+// GET_ROWS: dst[:, i1, i2, i3] = src0[:, rows[i1, i2, i3], i2, i3]; src0 F32, F16 or
+// quantized (rows of whole blocks, see quantRows; dequantized eight elements at a time),
 // rows I32, dst F32.
 
 type getRowsParams struct {
@@ -12,18 +13,25 @@ type getRowsParams struct {
 }
 
 func init() {
-	describeFamily("GET_ROWS", "F32, F16 rows; I32 indices", "batched over dims 2, 3; F32 result")
+	describeFamily("GET_ROWS", "F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 rows; I32 indices", "batched over dims 2, 3; F32 result")
 	register(tensor.OpGetRows, family{supports: supportsGetRows, lower: lowerGetRows, examples: func() []*tensor.Tensor {
-		return []*tensor.Tensor{
+		ex := []*tensor.Tensor{
 			node(tensor.OpGetRows, f32(4, 3), nil, contiguous(tensor.F16, 4, 5), contiguous(tensor.I32, 3)),
 			node(tensor.OpGetRows, f32(4, 3), nil, f32(4, 5), contiguous(tensor.I32, 3)),
 		}
+		for _, q := range quantTypes {
+			ex = append(ex, node(tensor.OpGetRows, f32(64, 3), nil, contiguous(q, 64, 5), contiguous(tensor.I32, 3)))
+		}
+		return ex
 	}})
 }
 
 func supportsGetRows(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || !isFloat(a.Type) || b.Type != tensor.I32 || t.Type != tensor.F32 {
+	if a == nil || b == nil || !(isFloat(a.Type) || quantized(a.Type)) || b.Type != tensor.I32 || t.Type != tensor.F32 {
+		return false
+	}
+	if quantized(a.Type) && !quantRows(a) {
 		return false
 	}
 	if t.Ne[0] != a.Ne[0] || t.Ne[1] != b.Ne[0] || t.Ne[2] != b.Ne[1] || t.Ne[3] != b.Ne[2] {
@@ -35,6 +43,13 @@ func supportsGetRows(t *tensor.Tensor, _ *Limits) bool {
 func lowerGetRows(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
 	p := getRowsParams{Ne: dims(t), A: strides(a), B: strides(b), D: strides(t), N: uint32(t.Elems()), Rows: uint32(a.Ne[1])}
-	s := spec("get_rows", wgElementwise, p, nil, in("src0", a), in("src1", b), out("dst", t))
-	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil
+	src0 := in("src0", a)
+	defs := map[string]string{"QUANT": "0"}
+	if quantized(a.Type) {
+		// one invocation per eight elements
+		p.N /= 8
+		src0.Vec, defs["QUANT"] = true, "1"
+	}
+	s := spec("get_rows", wgElementwise, p, defs, src0, in("src1", b), out("dst", t))
+	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: gridElems(int64(p.N), l)}}, nil
 }

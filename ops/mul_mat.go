@@ -7,8 +7,10 @@ import (
 )
 
 // MUL_MAT: dst[i, j, b2, b3] = sum_k src0[k, i, b2/r2, b3/r3] * src1[k, j, b2, b3] with
-// src0 F32 or F16, src1 F32 (any strides), dst F32. Few columns (decode) use the
-// mat-vec kernel, more use the tiled kernel.
+// src0 F32, F16 (any strides) or quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1: rows of whole
+// blocks, see quantRows), src1 F32 (any strides), dst F32. Few columns (decode) use the
+// mat-vec kernels, more use the tiled kernel. Quantized rows are always read eight
+// elements at a time, dequantized in registers by their format's routine (wgsl/formats.go).
 
 type mulMatParams struct {
 	A, B, D          [4]uint32 // src0, src1, dst strides
@@ -62,22 +64,46 @@ func vectorRows(t *tensor.Tensor) bool {
 	return true
 }
 
+// vec8 reports whether the kernels can read src0 eight elements at a time: always for a
+// supported quantized tensor, where vectorRows allows it for the others.
+func vec8(t *tensor.Tensor) bool {
+	if quantized(t.Type) {
+		return quantRows(t)
+	}
+	return vectorRows(t)
+}
+
 func init() {
-	describeFamily("MUL_MAT", "F32, F16 x F32", "batched, src0 broadcast over dims 2, 3; any strides")
+	describeFamily("MUL_MAT", "F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 x F32",
+		"batched, src0 broadcast over dims 2, 3; any strides (quantized src0: rows of whole blocks)")
 	register(tensor.OpMulMat, family{supports: supportsMulMat, lower: lowerMulMat, examples: func() []*tensor.Tensor {
-		return []*tensor.Tensor{
+		ex := []*tensor.Tensor{
 			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.F16, 5, 3), f32(5, 2)),   // mat-vec
 			node(tensor.OpMulMat, f32(3, 9), nil, f32(5, 3), f32(5, 9)),                      // tiled
 			node(tensor.OpMulMat, f32(3, 1), nil, contiguous(tensor.F16, 16, 3), f32(16, 1)), // vectorised mat-vec
 			node(tensor.OpMulMat, f32(3, 4), nil, f32(16, 3), f32(16, 4)),
 			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.F16, 16, 3), f32(16, 9)), // tiled, vectorised loads
 		}
+		for _, q := range quantTypes {
+			ex = append(ex,
+				node(tensor.OpMulMat, f32(3, 2), nil, contiguous(q, 64, 3), f32(64, 2)), // mat-vec
+				node(tensor.OpMulMat, f32(3, 9), nil, contiguous(q, 64, 3), f32(64, 9)), // tiled
+			)
+		}
+		// src1 read element by element: mat-vec and tiled
+		ex = append(ex,
+			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.Q4_0, 64, 3), padded(64, 2, 1)),
+			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.Q4_0, 64, 3), padded(64, 9, 1)))
+		return ex
 	}})
 }
 
 func supportsMulMat(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || !isFloat(a.Type) || b.Type != tensor.F32 || t.Type != tensor.F32 {
+	if a == nil || b == nil || !(isFloat(a.Type) || quantized(a.Type)) || b.Type != tensor.F32 || t.Type != tensor.F32 {
+		return false
+	}
+	if quantized(a.Type) && !quantRows(a) {
 		return false
 	}
 	if a.Ne[0] != b.Ne[0] || t.Ne[0] != a.Ne[1] || t.Ne[1] != b.Ne[1] || t.Ne[2] != b.Ne[2] || t.Ne[3] != b.Ne[3] {
@@ -104,17 +130,24 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	batches := p.Batches
 	operands := []wgslOperand{in("src0", a), in("src1", b), out("dst", t)}
 	tensors := []*tensor.Tensor{a, b, t}
-	if p.N <= matVecMaxCols && vectorRows(a) && vectorRows(b) {
-		return []Dispatch{matVec8(p, operands, tensors, false, l)}, nil
+	q := quantized(a.Type)
+	if p.N <= matVecMaxCols && vec8(a) && (q || vectorRows(b)) {
+		return []Dispatch{matVec8(p, operands, tensors, false, vectorRows(b), l)}, nil
 	}
 	if p.N <= matVecMaxCols {
 		s := spec("mul_mat_vec", wgMatVec, p, nil, operands...)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.M)*uint64(p.N)*uint64(batches), l)}}, nil
 	}
-	defs := map[string]string{"VEC": "0"}
-	if vectorRows(a) && vectorRows(b) {
-		operands[0].Vec, operands[1].Vec = true, true
-		defs["VEC"] = "1"
+	// src0 and src1 are read eight elements at a time (VEC_A, VEC_B) where both can be,
+	// and quantized src0 always.
+	defs := map[string]string{"VEC_A": "0", "VEC_B": "0"}
+	if q || vectorRows(a) && vectorRows(b) {
+		operands[0].Vec = true
+		defs["VEC_A"] = "1"
+	}
+	if vectorRows(b) && (q || vectorRows(a)) {
+		operands[1].Vec = true
+		defs["VEC_B"] = "1"
 	}
 	s := spec("mul_mat", 256, p, defs, operands...)
 	grid := [3]uint32{(p.M + matTile - 1) / matTile, (p.N + matTile - 1) / matTile, batches}
@@ -122,15 +155,20 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 }
 
 // matVec8 is the vectorised mat-vec dispatch; with glu, operands hold src0 (gate), up,
-// src1 and dst, and the kernel stores silu(gate) * up.
-func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, glu bool, l *Limits) Dispatch {
+// src1 and dst, and the kernel stores silu(gate) * up. The weights are read eight
+// elements at a time, src1 too when vec1 (otherwise element by element, with its strides).
+func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, glu, vec1 bool, l *Limits) Dispatch {
+	vec := "0"
+	if vec1 {
+		vec = "1"
+	}
 	for i := range operands {
-		operands[i].Vec = !operands[i].Written
+		operands[i].Vec = !operands[i].Written && (vec1 || operands[i].Name != "src1")
 	}
 	rows, wg := matVecShape(p.M*p.Batches, p.K, l)
 	outs := rows * int(p.N)
 	acc := outs
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "GLU": "0"}
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "GLU": "0", "VEC1": vec}
 	if glu {
 		acc, defs["GLU"] = 2*outs, "1"
 	}
@@ -164,7 +202,7 @@ func guardMatVecGLU(n []*tensor.Tensor, l *Limits) bool {
 	if overlaps(glu, x) || overlaps(glu, wg) || overlaps(glu, wu) {
 		return false
 	}
-	return gate.Ne[1] <= matVecMaxCols && vectorRows(wg) && vectorRows(wu) && vectorRows(x)
+	return gate.Ne[1] <= matVecMaxCols && vec8(wg) && vec8(wu) && vectorRows(x)
 }
 
 // lowerMatVecGLU lowers the gate, up and SWIGLU nodes as one mat-vec dispatch that writes
@@ -176,7 +214,7 @@ func lowerMatVecGLU(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	p := mulMatParamsOf(gate)
 	p.D = strides(glu)
 	operands := []wgslOperand{in("src0", wg), in("up", wu), in("src1", x), out("dst", glu)}
-	return []Dispatch{matVec8(p, operands, []*tensor.Tensor{wg, wu, x, glu}, true, l)}, nil
+	return []Dispatch{matVec8(p, operands, []*tensor.Tensor{wg, wu, x, glu}, true, true, l)}, nil
 }
 
 // permutedStrides returns, for each dimension of mm, the element stride of the contiguous

@@ -98,7 +98,7 @@ func Supports(t *tensor.Tensor, l *Limits) bool {
 // within one binding, and every index within 32 bits.
 func fits(t *tensor.Tensor, l *Limits) bool {
 	ext := t.Extent()
-	return ext+256 <= l.MaxBinding && ext/max(t.TypeSize(), 1) < math.MaxUint32/2
+	return ext+256 <= l.MaxBinding && ext/max(t.TypeSize(), 1)*uint64(max(t.Type.BlockElems(), 1)) < math.MaxUint32/2
 }
 
 // Lower turns a node into dispatches. View-only nodes lower to nothing.
@@ -135,7 +135,39 @@ func format(t tensor.Type) (wgsl.Format, bool) {
 	case tensor.I64:
 		return wgsl.I64, true
 	}
+	if t.Quantized() {
+		// the formats of wgsl/formats.go, by ggml's type name
+		return wgsl.QuantFormat(t.String())
+	}
 	return 0, false
+}
+
+// quantTypes are the quantized types the kernels read (see format), in enum order.
+var quantTypes = func() []tensor.Type {
+	var ts []tensor.Type
+	for _, t := range tensor.Types() {
+		if quantized(t) {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}()
+
+// quantized reports whether t is of a quantized type the kernels read.
+func quantized(t tensor.Type) bool {
+	f, ok := format(t)
+	return ok && f.Quantized()
+}
+
+// quantRows reports whether a quantized tensor can be read by its format's routine: rows
+// of whole blocks (ne[0] a multiple of the block, nb[0] the block's bytes, as ggml lays
+// quantized tensors out) and rows, planes and batches that start at whole blocks.
+func quantRows(t *tensor.Tensor) bool {
+	f, ok := format(t.Type)
+	if !ok || !f.Quantized() || t.Type.BlockElems() != wgsl.QuantBlock || int(t.TypeSize()) != f.BlockBytes() {
+		return false
+	}
+	return t.Ne[0]%wgsl.QuantBlock == 0 && t.Nb[0] == t.TypeSize() && elementAligned(t)
 }
 
 func mustFormat(t *tensor.Tensor) wgsl.Format {
@@ -143,9 +175,16 @@ func mustFormat(t *tensor.Tensor) wgsl.Format {
 	return f
 }
 
-// strides returns the tensor's strides in elements.
+// strides returns the tensor's strides in elements. For a quantized tensor (quantRows)
+// they count the elements of whole blocks: element i of the operand is element i % 32 of
+// its block i / 32 (see wgsl's quantized accessors), so the row stride is nb[1] / block
+// bytes * 32 and the stride along a row 1.
 func strides(t *tensor.Tensor) [4]uint32 {
 	es := t.TypeSize()
+	if quantized(t.Type) {
+		be := uint64(t.Type.BlockElems())
+		return [4]uint32{1, uint32(t.Nb[1] / es * be), uint32(t.Nb[2] / es * be), uint32(t.Nb[3] / es * be)}
+	}
 	return [4]uint32{uint32(t.Nb[0] / es), uint32(t.Nb[1] / es), uint32(t.Nb[2] / es), uint32(t.Nb[3] / es)}
 }
 

@@ -42,6 +42,12 @@ func TestTensorGeometry(t *testing.T) {
 	q := &Tensor{Type: Q4_0, Ne: [4]int64{64, 2, 1, 1}, Nb: [4]uint64{18, 36, 72, 72}}
 	require.True(t, q.Type.Quantized())
 	require.Equal(t, 18, q.Type.Size())
+	require.Equal(t, 32, q.Type.BlockElems())
+	require.True(t, q.Contiguous())
+	require.Equal(t, uint64(72), q.Extent())
+	q.Nb = [4]uint64{18, 40, 80, 80} // padded rows
+	require.False(t, q.Contiguous())
+	require.Equal(t, uint64(76), q.Extent())
 	require.Equal(t, "MUL_MAT", OpMulMat.String())
 	require.Equal(t, "Op(999)", Op(999).String())
 	require.True(t, OpPermute.IsView())

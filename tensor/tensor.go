@@ -40,24 +40,35 @@ func (t *Tensor) Empty() bool { return t.Elems() == 0 }
 func (t *Tensor) TypeSize() uint64 { return uint64(t.Type.Size()) }
 
 // Extent returns the number of bytes from the first to one past the last byte the tensor
-// touches, following its strides.
+// touches, following its strides (ggml_nbytes). A quantized row of ne[0] elements is
+// ne[0]/block whole blocks of nb[0] bytes each.
 func (t *Tensor) Extent() uint64 {
 	if t.Empty() {
 		return 0
 	}
-	e := t.TypeSize()
-	for i := 0; i < 4; i++ {
+	var e uint64
+	if t.Type.Quantized() {
+		e = uint64(t.Ne[0]) / uint64(t.Type.BlockElems()) * t.Nb[0]
+	} else {
+		e = t.TypeSize() + uint64(t.Ne[0]-1)*t.Nb[0]
+	}
+	for i := 1; i < 4; i++ {
 		e += uint64(t.Ne[i]-1) * t.Nb[i]
 	}
 	return e
 }
 
-// Contiguous reports whether the tensor's elements are densely packed in row-major order.
+// Contiguous reports whether the tensor's elements are densely packed in row-major order
+// (ggml_is_contiguous: for a quantized type, rows of whole blocks).
 func (t *Tensor) Contiguous() bool {
 	next := t.TypeSize()
 	for i := 0; i < 4; i++ {
 		if t.Ne[i] != 1 && t.Nb[i] != next {
 			return false
+		}
+		if i == 0 {
+			next = next * uint64(t.Ne[0]) / uint64(max(t.Type.BlockElems(), 1))
+			continue
 		}
 		next *= uint64(t.Ne[i])
 	}

@@ -22,6 +22,9 @@ func (t Type) Block() (b Block, ok bool) {
 	return b, ok
 }
 
+// BlockElems returns the elements of one block (1 for plain types), 0 when unknown.
+func (t Type) BlockElems() int { return blocks[t].Elems }
+
 // Size returns the bytes of one block (one element for plain types), 0 when unknown.
 func (t Type) Size() int { return blocks[t].Bytes }
 

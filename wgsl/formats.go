@@ -1,6 +1,9 @@
 package wgsl
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Format is the storage format of an operand, as the kernels see it.
 type Format int
@@ -11,9 +14,18 @@ const (
 	F16
 	I32
 	I64 // read only; values outside the i32 range read as -1
+	// Quantized weight formats (read only, eight elements at a time: see quantFormats).
+	Q8_0
+	Q4_0
+	Q4_1
+	Q5_0
+	Q5_1
 )
 
 func (f Format) String() string {
+	if q, ok := quantFormats[f]; ok {
+		return q.name
+	}
 	switch f {
 	case F32:
 		return "f32"
@@ -27,8 +39,13 @@ func (f Format) String() string {
 	return fmt.Sprintf("format(%d)", int(f))
 }
 
-// ElemSize is the size of one element in bytes.
-func (f Format) ElemSize() int {
+// OffsetUnit is the unit, in bytes, of an operand's first-element offset (the generated
+// `<operand>_off` parameter): the element size, or one byte for a quantized format, whose
+// blocks may start anywhere.
+func (f Format) OffsetUnit() int {
+	if f.Quantized() {
+		return 1
+	}
 	switch f {
 	case F16:
 		return 2
@@ -82,8 +99,12 @@ func (f Format) accessors(name string, binding int, written bool) string {
 }
 
 // vecAccessors declares a read-only operand as 16-byte vectors and NAME_get8(i), which
-// returns elements i..i+7 as the two columns of a mat2x4<f32>.
+// returns elements i..i+7 as the two columns of a mat2x4<f32>; a quantized operand is
+// declared as words and dequantized by its format's routine.
 func (f Format) vecAccessors(name string, binding int) (string, error) {
+	if q, ok := quantFormats[f]; ok {
+		return q.accessors(name, binding), nil
+	}
 	decl := fmt.Sprintf("@group(0) @binding(%d) var<storage, read_write> %s: ", binding, name)
 	switch f {
 	case F32:
@@ -96,4 +117,102 @@ func (f Format) vecAccessors(name string, binding int) (string, error) {
 				"  return mat2x4<f32>(vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));\n}\n", name), nil
 	}
 	return "", fmt.Errorf("wgsl: no vector access for %s", f)
+}
+
+// Quantized reports whether f is a block-quantized format.
+func (f Format) Quantized() bool {
+	_, ok := quantFormats[f]
+	return ok
+}
+
+// BlockBytes returns the bytes of one block of a quantized format (0 for the others); a
+// block holds QuantBlock elements.
+func (f Format) BlockBytes() int { return quantFormats[f].bytes }
+
+// QuantFormat returns the quantized format of ggml's type name (ggml_type_name, e.g.
+// "q4_0"); ok is false when the kernels cannot read that type.
+func QuantFormat(typeName string) (f Format, ok bool) {
+	for f, q := range quantFormats {
+		if q.name == typeName {
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+// QuantBlock is the number of elements in a block of every quantized format here.
+const QuantBlock = 32
+
+// quantFormat is one block-quantized format, a row of quantFormats (adding a format is
+// its Format constant, one row and the routine in it): its name (ggml's type name), the bytes of a block of QuantBlock
+// elements (layouts of ggml-common.h, see docs/ARCHITECTURE.md section 3) and its one
+// dequantization routine, shared by every kernel that reads the format.
+//
+// The routine is the body of NAME_get8(i) -> mat2x4<f32>, elements i..i+7 (i a multiple
+// of 8, so inside one block) of the operand NAME. It sees `b`, the byte address of the
+// block within the binding, and `s`, the quarter of the block it returns (0..3: elements
+// 8s..8s+7), and reads bytes with NAME_bytes4(a): the four bytes from byte a
+// (any alignment) as a little-endian u32. Helpers of common.wgsl unpack them. f16
+// scales are the low half of a word read at their address.
+type quantFormat struct {
+	name  string
+	bytes int
+	get8  string
+}
+
+var quantFormats = map[Format]quantFormat{
+	// {f16 d; i8 qs[32]}: x = q * d.
+	Q8_0: {"q8_0", 34, `
+  let d = unpack2x16float(NAME_bytes4(b)).x;
+  let o = b + 2u + 8u * s;
+  return mat2x4<f32>(d * i8x4(NAME_bytes4(o)), d * i8x4(NAME_bytes4(o + 4u)));`},
+	// {f16 d; u8 qs[16]}: element j < 16 is the low nibble of qs[j], j + 16 its high
+	// nibble; x = (q - 8) * d.
+	Q4_0: {"q4_0", 18, `
+  let d = unpack2x16float(NAME_bytes4(b)).x;
+  let o = b + 2u + 8u * (s & 1u);
+  let sh = 4u * (s >> 1u);
+  return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) - 8.0), d * (u4x4(NAME_bytes4(o + 4u), sh) - 8.0));`},
+	// {f16 d; f16 m; u8 qs[16]}: nibbles as Q4_0; x = q * d + m.
+	Q4_1: {"q4_1", 20, `
+  let dm = unpack2x16float(NAME_bytes4(b));
+  let o = b + 4u + 8u * (s & 1u);
+  let sh = 4u * (s >> 1u);
+  return mat2x4<f32>(u4x4(NAME_bytes4(o), sh) * dm.x + dm.y, u4x4(NAME_bytes4(o + 4u), sh) * dm.x + dm.y);`},
+	// {f16 d; u8 qh[4]; u8 qs[16]}: nibbles as Q4_0, the fifth bit of element j is bit j
+	// of qh; x = (q - 16) * d.
+	Q5_0: {"q5_0", 22, `
+  let d = unpack2x16float(NAME_bytes4(b)).x;
+  let h = NAME_bytes4(b + 2u) >> (8u * s);
+  let o = b + 6u + 8u * (s & 1u);
+  let sh = 4u * (s >> 1u);
+  return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) + 16.0 * bits4(h) - 16.0),
+                     d * (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * bits4(h >> 4u) - 16.0));`},
+	// {f16 d; f16 m; u8 qh[4]; u8 qs[16]}: q as Q5_0; x = q * d + m.
+	Q5_1: {"q5_1", 24, `
+  let dm = unpack2x16float(NAME_bytes4(b));
+  let h = NAME_bytes4(b + 4u) >> (8u * s);
+  let o = b + 8u + 8u * (s & 1u);
+  let sh = 4u * (s >> 1u);
+  return mat2x4<f32>((u4x4(NAME_bytes4(o), sh) + 16.0 * bits4(h)) * dm.x + dm.y,
+                     (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * bits4(h >> 4u)) * dm.x + dm.y);`},
+}
+
+// accessors declares a quantized operand as u32 words, NAME_bytes4(a) and the
+// format's NAME_get8(i) (see quantFormat). Element i of the operand is element i % 32 of
+// block i / 32, the block starting p.NAME_off + (i / 32) * block bytes into the binding.
+func (q quantFormat) accessors(name string, binding int) string {
+	return fmt.Sprintf("@group(0) @binding(%d) var<storage, read_write> %s: array<u32>;\n", binding, name) +
+		strings.ReplaceAll(`fn NAME_bytes4(a: u32) -> u32 {
+  let i = a >> 2u;
+  let sh = (a & 3u) * 8u;
+  var v = NAME[i];
+  if (sh != 0u) { v = (v >> sh) | (NAME[i + 1u] << (32u - sh)); }
+  return v;
+}
+fn NAME_get8(i: u32) -> mat2x4<f32> {
+  let b = p.NAME_off + (i >> 5u) * `+fmt.Sprint(q.bytes)+`u;
+  let s = (i >> 3u) & 3u;`+q.get8+`
+}
+`, "NAME", name)
 }

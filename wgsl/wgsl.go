@@ -34,6 +34,7 @@ type Operand struct {
 	Written bool
 	// Vec operands are read eight elements at a time with NAME_get8(i) (i and the
 	// operand's first element multiples of 8 for F16, of 4 for F32), through 16-byte loads.
+	// Quantized operands are always Vec (i a multiple of 8) and never Written.
 	Vec bool
 }
 
@@ -101,6 +102,9 @@ func Source(s *Spec) (string, error) {
 			}
 			out.WriteString(a)
 			continue
+		}
+		if o.Type.Quantized() {
+			return "", fmt.Errorf("wgsl: %s: quantized operand %s is read eight elements at a time only (Vec)", s.Kernel, o.Name)
 		}
 		out.WriteString(o.Type.accessors(o.Name, i+1, o.Written))
 	}

@@ -129,3 +129,26 @@ func TestSpecKeyDistinguishesVariants(t *testing.T) {
 	_, err := Source(&Spec{Kernel: "no_such_kernel"})
 	require.Error(t, err)
 }
+
+func TestQuantizedFormats(t *testing.T) {
+	for f, want := range map[Format]struct {
+		name  string
+		bytes int
+	}{Q8_0: {"q8_0", 34}, Q4_0: {"q4_0", 18}, Q4_1: {"q4_1", 20}, Q5_0: {"q5_0", 22}, Q5_1: {"q5_1", 24}} {
+		require.True(t, f.Quantized())
+		require.Equal(t, want.name, f.String())
+		require.Equal(t, want.bytes, f.BlockBytes())
+		require.Equal(t, 1, f.OffsetUnit(), "%s blocks start at any byte", f)
+		src, err := Source(&Spec{Kernel: "get_rows", Defines: map[string]string{"QUANT": "1"}, Workgroup: 64,
+			Operands: []Operand{{Name: "src0", Type: f, Vec: true}, {Name: "src1", Type: I32}, {Name: "dst", Type: F32, Written: true}}})
+		require.NoError(t, err)
+		require.Contains(t, src, "fn src0_get8(i: u32) -> mat2x4<f32>")
+		require.Contains(t, src, "src0: array<u32>;")
+		require.NotContains(t, src, "NAME", "every placeholder is replaced")
+		_, err = Source(&Spec{Kernel: "get_rows", Workgroup: 64,
+			Operands: []Operand{{Name: "src0", Type: f}, {Name: "src1", Type: I32}, {Name: "dst", Type: F32, Written: true}}})
+		require.Error(t, err, "%s is read eight elements at a time only", f)
+	}
+	require.False(t, F16.Quantized())
+	require.Equal(t, 2, F16.OffsetUnit())
+}

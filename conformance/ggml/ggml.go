@@ -222,6 +222,7 @@ type Lib struct {
 	nextTensor     func(Context, Tensor) Tensor
 	fp16ToFP32Row  func(unsafe.Pointer, unsafe.Pointer, int64)
 	fp32ToFP16Row  func(unsafe.Pointer, unsafe.Pointer, int64)
+	quantizeChunk  func(tensor.Type, unsafe.Pointer, unsafe.Pointer, int64, int64, int64, unsafe.Pointer) uintptr
 	opName         func(tensor.Op) string
 	typeName       func(tensor.Type) string
 	tensorOverhead func() uintptr
@@ -346,6 +347,7 @@ func Open(libDir string) (*Lib, error) {
 	reg(&l.nextTensor, "ggml_get_next_tensor")
 	reg(&l.fp16ToFP32Row, "ggml_fp16_to_fp32_row")
 	reg(&l.fp32ToFP16Row, "ggml_fp32_to_fp16_row")
+	reg(&l.quantizeChunk, "ggml_quantize_chunk")
 	reg(&l.opName, "ggml_op_name")
 	reg(&l.typeName, "ggml_type_name")
 	reg(&l.tensorOverhead, "ggml_tensor_overhead")
@@ -617,6 +619,26 @@ func (l *Lib) FP32ToFP16(src []float32) []uint16 {
 		l.fp32ToFP16Row(unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0]), int64(len(src)))
 	}
 	return dst
+}
+
+// Quantize converts rows of perRow float32 values to the blocks of the quantized type t
+// with ggml's own reference quantizer (ggml_quantize_chunk, no importance matrix); len(src)
+// must be a whole number of rows, and perRow a multiple of t's block.
+func (l *Lib) Quantize(t tensor.Type, src []float32, perRow int) ([]byte, error) {
+	be := t.BlockElems()
+	if !t.Quantized() || perRow <= 0 || perRow%be != 0 || len(src)%perRow != 0 {
+		return nil, fmt.Errorf("ggml: cannot quantize %d values to %s in rows of %d", len(src), t, perRow)
+	}
+	rows := len(src) / perRow
+	dst := make([]byte, rows*perRow/be*t.Size())
+	if rows == 0 {
+		return dst, nil
+	}
+	n := l.quantizeChunk(t, unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0]), 0, int64(rows), int64(perRow), nil)
+	if int(n) != len(dst) {
+		return nil, fmt.Errorf("ggml: ggml_quantize_chunk(%s) wrote %d bytes, want %d", t, n, len(dst))
+	}
+	return dst, nil
 }
 
 // OpName returns ggml's name of an op, e.g. "ADD" (ggml_op_name).

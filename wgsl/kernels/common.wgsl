@@ -33,6 +33,18 @@ fn offset4(c: vec4<u32>, s: vec4<u32>) -> u32 {
   return c.x * s.x + c.y * s.y + c.z * s.z + c.w * s.w;
 }
 
+// Unpacking of quantized blocks (see quantFormats in formats.go): the four bytes of w as
+// signed values; the four nibbles at bit sh of each byte of w; bits 0..3 of h.
+fn i8x4(w: u32) -> vec4<f32> {
+  return vec4<f32>(vec4<i32>(bitcast<i32>(w << 24u), bitcast<i32>(w << 16u), bitcast<i32>(w << 8u), bitcast<i32>(w)) >> vec4<u32>(24u));
+}
+fn u4x4(w: u32, sh: u32) -> vec4<f32> {
+  return vec4<f32>((vec4<u32>(w) >> vec4<u32>(sh, sh + 8u, sh + 16u, sh + 24u)) & vec4<u32>(15u));
+}
+fn bits4(h: u32) -> vec4<f32> {
+  return vec4<f32>((vec4<u32>(h) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u));
+}
+
 fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
 
 // Rounds to the nearest f16 value and back.

@@ -1,9 +1,10 @@
 // dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
 // A workgroup of 256 invocations computes a 64 x 64 block of dst (64 rows of src0 by 64
 // rows of src1), staging 32-wide K slices of both in shared memory; each invocation keeps
-// a 4 x 4 block of sums in registers (rows tx + 16 r, columns ty + 16 c). With VEC, each
-// invocation loads one 8-element chunk per operand and slice; otherwise eight elements
-// one by one.
+// a 4 x 4 block of sums in registers (rows tx + 16 r, columns ty + 16 c). Each invocation
+// loads one 8-element chunk of each operand per slice: with VEC_A (VEC_B) src0 (src1) in
+// one NAME_get8 (16-byte loads, or a quantized block's quarter dequantized), otherwise
+// element by element.
 const TM = 64u;
 const TK = 32u;
 const LD = 33u; // padded row length in shared memory
@@ -29,28 +30,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   var acc: array<f32, 16>;
   for (var k0 = 0u; k0 < p.K; k0 = k0 + TK) {
     let k = k0 + lc;
-#if VEC
+#if VEC_A
     var wa = mat2x4<f32>();
-    var wb = mat2x4<f32>();
-    if (k < p.K) {
-      wa = src0_get8(a_base + ar * p.A.y + k);
-      wb = src1_get8(b_base + br * p.B.y + k);
-    }
+    if (k < p.K) { wa = src0_get8(a_base + ar * p.A.y + k); }
     for (var e = 0u; e < 4u; e = e + 1u) {
       ta[lr * LD + lc + e] = wa[0][e];
       ta[lr * LD + lc + 4u + e] = wa[1][e];
+    }
+#else
+    for (var e = 0u; e < 8u; e = e + 1u) {
+      var va = 0.0;
+      if (k + e < p.K) { va = src0_get(a_base + ar * p.A.y + (k + e) * p.A.x); }
+      ta[lr * LD + lc + e] = va;
+    }
+#endif
+#if VEC_B
+    var wb = mat2x4<f32>();
+    if (k < p.K) { wb = src1_get8(b_base + br * p.B.y + k); }
+    for (var e = 0u; e < 4u; e = e + 1u) {
       tb[lr * LD + lc + e] = wb[0][e];
       tb[lr * LD + lc + 4u + e] = wb[1][e];
     }
 #else
     for (var e = 0u; e < 8u; e = e + 1u) {
-      var va = 0.0;
       var vb = 0.0;
-      if (k + e < p.K) {
-        va = src0_get(a_base + ar * p.A.y + (k + e) * p.A.x);
-        vb = src1_get(b_base + br * p.B.y + (k + e) * p.B.x);
-      }
-      ta[lr * LD + lc + e] = va;
+      if (k + e < p.K) { vb = src1_get(b_base + br * p.B.y + (k + e) * p.B.x); }
       tb[lr * LD + lc + e] = vb;
     }
 #endif

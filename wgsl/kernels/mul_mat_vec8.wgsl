@@ -1,7 +1,9 @@
-// Matrix-vector product for few src1 columns (decode), with rows of src0 and src1 read
-// eight elements at a time. A workgroup computes ROWS consecutive dst rows for all NCOLS
-// columns of one batch: adjacent invocations read adjacent 16-byte chunks of a row, each
-// keeps ROWS x NCOLS partial sums, and the workgroup adds them up in shared memory.
+// Matrix-vector product for few src1 columns (decode), with rows of src0 read eight
+// elements at a time (16-byte loads, or a quarter of a quantized block dequantized in
+// registers), and those of src1 too with VEC1 (else element by element, with its
+// strides). A workgroup computes ROWS consecutive dst rows for all NCOLS columns of one
+// batch: adjacent invocations read adjacent 8-element chunks of a row, each keeps
+// ROWS x NCOLS partial sums, and the workgroup adds them up in shared memory.
 // dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
 // With GLU, a second matrix `up` (same shape and strides) is multiplied by the same src1
 // and the kernel stores silu(src0 . src1) * (up . src1): llama's gate, up and SWIGLU in one.
@@ -10,6 +12,16 @@ const NCOLS = {{NCOLS}}u;
 const OUTS = {{ROWS}}u * {{NCOLS}}u; // results per workgroup
 var<workgroup> red: array<f32, {{RED}}>; // ACC * WG
 const ACC = {{ACC}}u; // OUTS, twice that with GLU
+
+#if VEC1
+#else
+// Elements i, i + B.x, ..., i + 7 B.x of src1.
+fn src1_strided8(i: u32) -> mat2x4<f32> {
+  let s = p.B.x;
+  return mat2x4<f32>(vec4<f32>(src1_get(i), src1_get(i + s), src1_get(i + 2u * s), src1_get(i + 3u * s)),
+                     vec4<f32>(src1_get(i + 4u * s), src1_get(i + 5u * s), src1_get(i + 6u * s), src1_get(i + 7u * s)));
+}
+#endif
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -26,7 +38,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var acc: array<f32, {{ACC}}>;
   for (var k = lid * 8u; k < p.K; k = k + {{WG}}u * 8u) {
     var x: array<mat2x4<f32>, {{NCOLS}}>;
+#if VEC1
     for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_get8(v + j * p.B.y + k); }
+#else
+    for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_strided8(v + j * p.B.y + k * p.B.x); }
+#endif
     for (var r = 0u; r < ROWS; r = r + 1u) {
       let row = a + min(i0 + r, p.M - 1u) * p.A.y + k;
       let w = src0_get8(row);
