@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -108,15 +109,49 @@ func TestTinyLlamaLogits(t *testing.T) {
 	root := repoRoot(t)
 	model := tinyModel(t, root)
 	exe, libDir := buildGenerate(t, root)
-	prompt := "The quick brown fox jumps over the lazy dog because"
+	nmse, _ := compareLogits(t, root, exe, libDir, model, 32000, "offloaded 2/2 layers to GPU")
+	t.Logf("tiny llama, 32000 logits: NMSE %.3g (threshold 2e-3)", nmse)
+}
 
+// TestQuantizedLlamaLogits writes small llama models with Q8_0 and Q4_0 weights (the
+// tiny model's vocabulary, random weights; conformance/host/mkmodel) and compares their
+// logits on WGPU0, every layer and the output matrix there, with the CPU backend's.
+func TestQuantizedLlamaLogits(t *testing.T) {
+	root := repoRoot(t)
+	tiny := tinyModel(t, root)
+	exe, libDir := buildGenerate(t, root)
+	mk, _ := buildHost(t, root, "mkmodel")
+	for _, typ := range []string{"q8_0", "q4_0"} {
+		t.Run(typ, func(t *testing.T) {
+			model := filepath.Join(t.TempDir(), typ+".gguf")
+			run(t, root, mk, "-t", tiny, "-o", model, "--type", typ, "--embd", "256", "--layers", "2",
+				"--heads", "8", "--kv-heads", "4", "--ff", "512", "--ctx", "256")
+			nmse, log := compareLogits(t, root, exe, libDir, model, 32000, "offloaded 3/3 layers to GPU")
+			// llama keeps a weight on the CPU when supports_op refuses its probe: the output
+			// matrix alone (32000 x 256, at least 4.25 MiB quantized) must be on WGPU0.
+			m := regexp.MustCompile(`WGPU0 model buffer size =\s*([0-9.]+) MiB`).FindStringSubmatch(log)
+			require.NotNil(t, m, "no WGPU0 model buffer in the log")
+			mib, err := strconv.ParseFloat(m[1], 64)
+			require.NoError(t, err)
+			require.Greater(t, mib, 4.25, "the quantized weights must be placed on WGPU0")
+			t.Logf("%s llama (embd 256, 2 layers), 32000 logits: NMSE %.3g (threshold 2e-3), %.2f MiB of weights on WGPU0", typ, nmse, mib)
+		})
+	}
+}
+
+// compareLogits runs a prompt through model on the CPU backend and on WGPU0 (whose log
+// must contain offloaded), requires n finite logits, a whole-model NMSE under 2e-3 and the
+// same greedy next token, and returns the NMSE and WGPU0's log.
+func compareLogits(t *testing.T, root, exe, libDir, model string, n int, offloaded string) (float64, string) {
+	t.Helper()
+	prompt := "The quick brown fox jumps over the lazy dog because"
 	cpuOut, _ := run(t, root, exe, "-L", libDir, "-m", model, "-p", prompt, "-d", "CPU", "--logits")
 	gpuOut, gpuLog := run(t, root, exe, "-L", libDir, "-m", model, "-p", prompt, "-d", "WGPU0", "--logits")
-	require.Contains(t, gpuLog, "offloaded 2/2 layers to GPU", "the model's layers must run on WGPU0")
+	require.Contains(t, gpuLog, offloaded, "the model's layers must run on WGPU0")
 	require.Contains(t, gpuLog, "WGPU0 model buffer size")
 
 	cpu, gpu := parseLogits(t, cpuOut), parseLogits(t, gpuOut)
-	require.Len(t, cpu, 32000)
+	require.Len(t, cpu, n)
 	require.Len(t, gpu, len(cpu))
 	var num, den float64
 	for i := range cpu {
@@ -126,9 +161,9 @@ func TestTinyLlamaLogits(t *testing.T) {
 		den += cpu[i] * cpu[i]
 	}
 	nmse := num / den
-	t.Logf("tiny llama, %d logits: NMSE %.3g (threshold 2e-3)", len(cpu), nmse)
 	require.Less(t, nmse, 2e-3)
 	require.Equal(t, argmax(cpu), argmax(gpu), "greedy next token differs")
+	return nmse, gpuLog
 }
 
 // TestTinyLlamaGenerates generates text greedily through llama.cpp's decode loop on WGPU0
