@@ -94,7 +94,10 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error 
 		if err != nil {
 			return err
 		}
-		c = &compiled{snapshot: append([]byte(nil), snapshot...), steps: steps, labels: stepLabels(plan)}
+		c = &compiled{snapshot: append([]byte(nil), snapshot...), steps: steps}
+		if b.timer != nil {
+			c.labels = stepLabels(plan)
+		}
 		b.remember(c)
 	} else {
 		b.stats.Reused++
