@@ -113,15 +113,16 @@ func TestTinyLlamaLogits(t *testing.T) {
 	t.Logf("tiny llama, 32000 logits: NMSE %.3g (threshold 2e-3)", nmse)
 }
 
-// TestQuantizedLlamaLogits writes small llama models with Q8_0 and Q4_0 weights (the
-// tiny model's vocabulary, random weights; conformance/host/mkmodel) and compares their
-// logits on WGPU0, every layer and the output matrix there, with the CPU backend's.
+// TestQuantizedLlamaLogits writes small llama models with Q8_0, Q4_0, Q4_K, Q6_K and
+// mixed Q4_K/Q6_K (Q4_K_M-like) weights (the tiny model's vocabulary, random weights;
+// conformance/host/mkmodel) and compares their logits on WGPU0, every layer and the
+// output matrix there, with the CPU backend's.
 func TestQuantizedLlamaLogits(t *testing.T) {
 	root := repoRoot(t)
 	tiny := tinyModel(t, root)
 	exe, libDir := buildGenerate(t, root)
 	mk, _ := buildHost(t, root, "mkmodel")
-	for _, typ := range []string{"q8_0", "q4_0"} {
+	for _, typ := range []string{"q8_0", "q4_0", "q4_k", "q6_k", "q4_k_m"} {
 		t.Run(typ, func(t *testing.T) {
 			model := filepath.Join(t.TempDir(), typ+".gguf")
 			run(t, root, mk, "-t", tiny, "-o", model, "--type", typ, "--embd", "256", "--layers", "2",
