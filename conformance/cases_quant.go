@@ -13,7 +13,7 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 // quantTypes are the quantized weight formats under test: blocks of 32 elements, then the
 // k-quants (blocks of 256).
 var quantTypes = []tensor.Type{tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
-	tensor.Q4_K, tensor.Q6_K}
+	tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q2_K, tensor.Q3_K}
 
 func quantCases() []*Case {
 	one := [2]int64{1, 1}

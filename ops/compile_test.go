@@ -192,7 +192,7 @@ func TestSupportsRejects(t *testing.T) {
 }
 
 func TestQuantTypes(t *testing.T) {
-	require.Equal(t, []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K}, quantTypes)
+	require.Equal(t, []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K}, quantTypes)
 	for _, q := range quantTypes {
 		f, ok := format(q)
 		require.True(t, ok)

@@ -24,6 +24,9 @@ const (
 	// k-quants: super-blocks of 256 elements.
 	Q4_K
 	Q6_K
+	Q5_K
+	Q2_K
+	Q3_K
 )
 
 func (f Format) String() string {
@@ -230,6 +233,44 @@ var quantFormats = map[Format]quantFormat{
   let sh = 2u * r;
   return mat2x4<f32>(d * (vec4<f32>(ux4(NAME_bytes4(o), sl, 15u) | (ux4(NAME_bytes4(h), sh, 3u) << vec4<u32>(4u))) - 32.0),
                      d * (vec4<f32>(ux4(NAME_bytes4(o + 4u), sl, 15u) | (ux4(NAME_bytes4(h + 4u), sh, 3u) << vec4<u32>(4u))) - 32.0));`},
+	// {f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: Q4_K's sub-blocks and
+	// nibbles; the fifth bit of element l of sub-block j is bit j of qh[l]; x = d sc_j q - dmin m_j.
+	Q5_K: {"q5_K", 256, 176, `
+  let dm = unpack2x16float(NAME_bytes4(b));
+  let j = s >> 2u;
+  let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u));
+  let d = dm.x * sm.x;
+  let m = dm.y * sm.y;
+  let h = b + 16u + 8u * (s & 3u);
+  let o = b + 48u + 32u * (s >> 3u) + 8u * (s & 3u);
+  let sh = 4u * (j & 1u);
+  return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) + 16.0 * vec4<f32>(ux4(NAME_bytes4(h), j, 1u))) - m,
+                     d * (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * vec4<f32>(ux4(NAME_bytes4(h + 4u), j, 1u))) - m);`},
+	// {u8 scales[16]; u8 qs[64]; f16 d; f16 dmin}: two halves of 128 elements, each four
+	// runs of 32: run r of half h takes bits 2r, 2r + 1 of qs[32 h ..]; one byte per 16
+	// elements (index s / 2 for group s) holds a 4-bit scale (low) and min (high);
+	// x = d sc q - dmin m.
+	Q2_K: {"q2_K", 256, 84, `
+  let dm = unpack2x16float(NAME_bytes4(b + 80u));
+  let sc = NAME_bytes4(b + (s >> 1u));
+  let d = dm.x * f32(sc & 15u);
+  let m = dm.y * f32((sc >> 4u) & 15u);
+  let o = b + 16u + 32u * (s >> 4u) + 8u * (s & 3u);
+  let sh = 2u * ((s >> 2u) & 3u);
+  return mat2x4<f32>(d * vec4<f32>(ux4(NAME_bytes4(o), sh, 3u)) - m, d * vec4<f32>(ux4(NAME_bytes4(o + 4u), sh, 3u)) - m);`},
+	// {u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d}: the runs of Q2_K; element l of run
+	// r of half h has bit 4h + r of hmask[l] as its third bit, clear meaning q - 4; sixteen
+	// 6-bit scales (k3_scale) biased by 32; x = d (sc - 32) q.
+	Q3_K: {"q3_K", 256, 110, `
+  let k = s >> 1u;
+  let sc = k3_scale(k, NAME_bytes4(b + 96u + 4u * ((k >> 2u) & 1u)), NAME_bytes4(b + 104u));
+  let d = unpack2x16float(NAME_bytes4(b + 108u)).x * (f32(sc) - 32.0);
+  let o = b + 32u + 32u * (s >> 4u) + 8u * (s & 3u);
+  let hm = b + 8u * (s & 3u);
+  let sh = 2u * ((s >> 2u) & 3u);
+  let hb = 4u * (s >> 4u) + ((s >> 2u) & 3u);
+  return mat2x4<f32>(d * (vec4<f32>(ux4(NAME_bytes4(o), sh, 3u)) - 4.0 + 4.0 * vec4<f32>(ux4(NAME_bytes4(hm), hb, 1u))),
+                     d * (vec4<f32>(ux4(NAME_bytes4(o + 4u), sh, 3u)) - 4.0 + 4.0 * vec4<f32>(ux4(NAME_bytes4(hm + 4u), hb, 1u))));`},
 }
 
 // accessors declares a quantized operand as u32 words, NAME_bytes4(a) and the

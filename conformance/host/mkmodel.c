@@ -4,7 +4,7 @@
 // and the other matrices in Q4_K (llama-quantize's Q4_K_M mixes them similarly).
 //
 //   mkmodel -t tokenizer.gguf -o out.gguf [--embd 2048] [--layers 16] [--heads 32]
-//           [--kv-heads 8] [--ff 8192] [--ctx 4096] [--type f16|f32|q4_0|q8_0|q4_k|q6_k|q4_k_m]
+//           [--kv-heads 8] [--ff 8192] [--ctx 4096] [--type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m]
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
         i++;
     }
     if (!tok || !out || embd % heads || heads % kv_heads) {
-        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|q4_0|q8_0|q4_k|q6_k|q4_k_m]\n");
+        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m]\n");
         return 2;
     }
     enum ggml_type wtype, hitype = GGML_TYPE_COUNT; // hitype: the Q4_K_M matrices in Q6_K
@@ -60,7 +60,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(type_name, "f32")) { wtype = GGML_TYPE_F32; file_type = 0; }
     else if (!strcmp(type_name, "q4_0")) { wtype = GGML_TYPE_Q4_0; file_type = 2; }
     else if (!strcmp(type_name, "q8_0")) { wtype = GGML_TYPE_Q8_0; file_type = 7; }
+    else if (!strcmp(type_name, "q2_k")) { wtype = GGML_TYPE_Q2_K; file_type = 10; }
+    else if (!strcmp(type_name, "q3_k")) { wtype = GGML_TYPE_Q3_K; file_type = 11; }
     else if (!strcmp(type_name, "q4_k")) { wtype = GGML_TYPE_Q4_K; file_type = 14; }
+    else if (!strcmp(type_name, "q5_k")) { wtype = GGML_TYPE_Q5_K; file_type = 16; }
     else if (!strcmp(type_name, "q6_k")) { wtype = GGML_TYPE_Q6_K; file_type = 18; }
     else if (!strcmp(type_name, "q4_k_m")) { wtype = GGML_TYPE_Q4_K; hitype = GGML_TYPE_Q6_K; file_type = 15; }
     else { fprintf(stderr, "mkmodel: unknown type %s\n", type_name); return 2; }

@@ -60,6 +60,13 @@ fn k4_scale_min(j: u32, w0: u32, w1: u32, w2: u32) -> vec2<f32> {
   let hi = vec2<u32>((e & 15u) | ((a >> 6u) << 4u), (e >> 4u) | ((c >> 6u) << 4u));
   return vec2<f32>(select(hi, lo, j < 4u));
 }
+// The 6-bit scale k (0..15) of a Q3_K block, from its 12 scale bytes: the low (k < 8)
+// or high nibble of byte k % 8 (w, the word of bytes 0..3 or 4..7 that holds it) topped
+// with bits 2 (k / 4), 2 (k / 4) + 1 of byte k % 4 of bytes 8..11 (w2).
+fn k3_scale(k: u32, w: u32, w2: u32) -> u32 {
+  let c = 8u * (k & 3u);
+  return ((w >> (c + 4u * (k >> 3u))) & 15u) | (((w2 >> (c + 2u * (k >> 2u))) & 3u) << 4u);
+}
 
 fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
 
