@@ -57,20 +57,22 @@ func f32Values(raw []byte) []float32 {
 }
 
 // TestSupportsOpRejects asks WGPU0 about nodes the library does not implement (a MUL_MAT
-// with a Q4_K weight, SIN) whose tensors have no buffer and NULL data, as the scheduler and
-// llama's weight placement do before anything is allocated: the answer must be false, and
-// the call must not crash. Supported counterparts of the same nodes must be accepted. It
-// then repeats llama's weight probe: a zero-size buffer of the device's own type attached
-// to the weight (data still NULL).
+// with an IQ4_XS weight, SIN) whose tensors have no buffer and NULL data, as the scheduler
+// and llama's weight placement do before anything is allocated: the answer must be false,
+// and the call must not crash. Supported counterparts of the same nodes (F16 and Q4_K
+// weights) must be accepted. It then repeats llama's weight probe: a zero-size buffer of
+// the device's own type attached to the weight (data still NULL).
 func TestSupportsOpRejects(t *testing.T) {
 	_, l, _, dev := openDevice(t)
 	ctx := newCtx(t, l)
 
-	wq := l.NewTensor2D(ctx, tensor.Q4_K, 256, 16)
+	wq := l.NewTensor2D(ctx, tensor.IQ4_XS, 256, 16)
+	wk := l.NewTensor2D(ctx, tensor.Q4_K, 256, 16)
 	wf := l.NewTensor2D(ctx, tensor.F16, 256, 16)
 	x := l.NewTensor2D(ctx, tensor.F32, 256, 3)
 	mmQ := l.MulMat(ctx, wq, x)
 	mmF := l.MulMat(ctx, wf, x)
+	mmK := l.MulMat(ctx, wk, x)
 	sin := l.Sin(ctx, x)
 	add := l.Add(ctx, x, x)
 	for _, tt := range []ggml.Tensor{wq, wf, x, mmQ, sin} {
@@ -78,9 +80,10 @@ func TestSupportsOpRejects(t *testing.T) {
 		require.Zero(t, tt.Data(), "tensor %s has data", tt.Name())
 	}
 
-	require.False(t, l.DevSupportsOp(dev, mmQ), "supports_op(MUL_MAT q4_K x f32) must be false")
+	require.False(t, l.DevSupportsOp(dev, mmQ), "supports_op(MUL_MAT iq4_xs x f32) must be false")
 	require.False(t, l.DevSupportsOp(dev, sin), "supports_op(SIN) must be false")
 	require.True(t, l.DevSupportsOp(dev, mmF), "supports_op(MUL_MAT f16 x f32) must be true")
+	require.True(t, l.DevSupportsOp(dev, mmK), "supports_op(MUL_MAT q4_K x f32) must be true")
 	require.True(t, l.DevSupportsOp(dev, add), "supports_op(ADD) must be true")
 
 	// llama's weight probe (llama-model-loader's weight_buft_supported).
@@ -89,7 +92,7 @@ func TestSupportsOpRejects(t *testing.T) {
 	for _, c := range []struct {
 		w, op ggml.Tensor
 		want  bool
-	}{{wq, mmQ, false}, {wf, mmF, true}} {
+	}{{wq, mmQ, false}, {wf, mmF, true}, {wk, mmK, true}} {
 		buf := l.BuftAllocBuffer(buft, 0)
 		require.NotZero(t, buf, "zero-size buffer of %s", l.BuftName(buft))
 		c.w.SetBuffer(buf)

@@ -153,14 +153,23 @@ func TestKernelsCompile(t *testing.T) {
 
 func TestSupportsRejects(t *testing.T) {
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
-	q4k := contiguous(tensor.Q4_K, 256, 4)
+	iq4 := contiguous(tensor.IQ4_XS, 256, 4)
+	q4kPart := contiguous(tensor.Q4_K, 256, 4)
+	q4kPart.Ne[0] = 128 // half a block per row
+	q4kApart := contiguous(tensor.Q4_K, 256, 4)
+	q4kApart.Nb[1] = 72 // rows not at whole blocks
+	q6kNb := contiguous(tensor.Q6_K, 256, 4)
+	q6kNb.Nb[0] = 212 // not the block's bytes
 	q4 := contiguous(tensor.Q4_0, 64, 4)
 	q4.Nb[1] = 40 // rows not at whole blocks
 	q4t := contiguous(tensor.Q4_0, 64, 4)
 	q4t.Ne, q4t.Nb = [4]int64{4, 64, 1, 1}, [4]uint64{36, 18, 72 * 4, 72 * 4} // transposed
 	cases := map[string]*tensor.Tensor{
-		"k-quant matmul":        node(tensor.OpMulMat, f32(4, 2), nil, q4k, f32(256, 2)),
-		"k-quant get_rows":      node(tensor.OpGetRows, f32(256, 2), nil, q4k, contiguous(tensor.I32, 2)),
+		"unread type matmul":    node(tensor.OpMulMat, f32(4, 2), nil, iq4, f32(256, 2)),
+		"unread type get_rows":  node(tensor.OpGetRows, f32(256, 2), nil, iq4, contiguous(tensor.I32, 2)),
+		"k-quant part block":    node(tensor.OpMulMat, f32(4, 2), nil, q4kPart, f32(128, 2)),
+		"k-quant rows apart":    node(tensor.OpGetRows, f32(256, 2), nil, q4kApart, contiguous(tensor.I32, 2)),
+		"k-quant block bytes":   node(tensor.OpMulMat, f32(4, 2), nil, q6kNb, f32(256, 2)),
 		"quantized rows apart":  node(tensor.OpMulMat, f32(4, 2), nil, q4, f32(64, 2)),
 		"quantized get_rows":    node(tensor.OpGetRows, f32(64, 2), nil, q4, contiguous(tensor.I32, 2)),
 		"quantized transposed":  node(tensor.OpMulMat, f32(64, 2), nil, q4t, f32(4, 2)),
@@ -183,14 +192,14 @@ func TestSupportsRejects(t *testing.T) {
 }
 
 func TestQuantTypes(t *testing.T) {
-	require.Equal(t, []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0}, quantTypes)
+	require.Equal(t, []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K}, quantTypes)
 	for _, q := range quantTypes {
 		f, ok := format(q)
 		require.True(t, ok)
 		require.Equal(t, q.String(), f.String())
 		require.Equal(t, q.Size(), f.BlockBytes(), "%s block bytes", q)
-		require.Equal(t, wgsl.QuantBlock, q.BlockElems())
+		require.Equal(t, q.BlockElems(), f.BlockElems(), "%s block elements", q)
 	}
-	_, ok := format(tensor.Q4_K)
+	_, ok := format(tensor.Q8_K)
 	require.False(t, ok)
 }

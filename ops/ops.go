@@ -164,10 +164,10 @@ func quantized(t tensor.Type) bool {
 // quantized tensors out) and rows, planes and batches that start at whole blocks.
 func quantRows(t *tensor.Tensor) bool {
 	f, ok := format(t.Type)
-	if !ok || !f.Quantized() || t.Type.BlockElems() != wgsl.QuantBlock || int(t.TypeSize()) != f.BlockBytes() {
+	if !ok || !f.Quantized() || t.Type.BlockElems() != f.BlockElems() || int(t.TypeSize()) != f.BlockBytes() {
 		return false
 	}
-	return t.Ne[0]%wgsl.QuantBlock == 0 && t.Nb[0] == t.TypeSize() && elementAligned(t)
+	return t.Ne[0]%int64(f.BlockElems()) == 0 && t.Nb[0] == t.TypeSize() && elementAligned(t)
 }
 
 func mustFormat(t *tensor.Tensor) wgsl.Format {
@@ -176,9 +176,9 @@ func mustFormat(t *tensor.Tensor) wgsl.Format {
 }
 
 // strides returns the tensor's strides in elements. For a quantized tensor (quantRows)
-// they count the elements of whole blocks: element i of the operand is element i % 32 of
-// its block i / 32 (see wgsl's quantized accessors), so the row stride is nb[1] / block
-// bytes * 32 and the stride along a row 1.
+// they count the elements of whole blocks: element i of the operand is element i % E of
+// its block i / E, E the block's elements (see wgsl's quantized accessors), so the row
+// stride is nb[1] / block bytes * E and the stride along a row 1.
 func strides(t *tensor.Tensor) [4]uint32 {
 	es := t.TypeSize()
 	if quantized(t.Type) {

@@ -2,6 +2,7 @@ package wgsl
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 )
 
@@ -20,6 +21,12 @@ const (
 	Q4_1
 	Q5_0
 	Q5_1
+	// k-quants: super-blocks of 256 elements.
+	Q4_K
+	Q6_K
+	Q5_K
+	Q2_K
+	Q3_K
 )
 
 func (f Format) String() string {
@@ -126,11 +133,15 @@ func (f Format) Quantized() bool {
 }
 
 // BlockBytes returns the bytes of one block of a quantized format (0 for the others); a
-// block holds QuantBlock elements.
+// block holds BlockElems elements.
 func (f Format) BlockBytes() int { return quantFormats[f].bytes }
 
+// BlockElems returns the elements of one block of a quantized format (32, or 256 for the
+// k-quants; 0 for the others).
+func (f Format) BlockElems() int { return quantFormats[f].elems }
+
 // QuantFormat returns the quantized format of ggml's type name (ggml_type_name, e.g.
-// "q4_0"); ok is false when the kernels cannot read that type.
+// "q4_0", "q4_K"); ok is false when the kernels cannot read that type.
 func QuantFormat(typeName string) (f Format, ok bool) {
 	for f, q := range quantFormats {
 		if q.name == typeName {
@@ -140,48 +151,48 @@ func QuantFormat(typeName string) (f Format, ok bool) {
 	return 0, false
 }
 
-// QuantBlock is the number of elements in a block of every quantized format here.
-const QuantBlock = 32
-
 // quantFormat is one block-quantized format, a row of quantFormats (adding a format is
-// its Format constant, one row and the routine in it): its name (ggml's type name), the bytes of a block of QuantBlock
-// elements (layouts of ggml-common.h, see docs/ARCHITECTURE.md section 3) and its one
-// dequantization routine, shared by every kernel that reads the format.
+// its Format constant, one row and the routine in it): its name (ggml's type name), the
+// elements and bytes of one block (layouts of ggml-common.h, see docs/ARCHITECTURE.md
+// section 3) and its one dequantization routine, shared by every kernel that reads the
+// format. Blocks hold a power of two elements, a multiple of 8.
 //
 // The routine is the body of NAME_get8(i) -> mat2x4<f32>, elements i..i+7 (i a multiple
 // of 8, so inside one block) of the operand NAME. It sees `b`, the byte address of the
-// block within the binding, and `s`, the quarter of the block it returns (0..3: elements
-// 8s..8s+7), and reads bytes with NAME_bytes4(a): the four bytes from byte a
-// (any alignment) as a little-endian u32. Helpers of common.wgsl unpack them. f16
-// scales are the low half of a word read at their address.
+// block within the binding, and `s`, the eighth-element group of the block it returns
+// (elements 8s..8s+7: 0..3 in a block of 32, 0..31 in one of 256), and reads bytes with
+// NAME_bytes4(a): the four bytes from byte a (any alignment) as a little-endian u32.
+// Helpers of common.wgsl unpack them. f16 scales are the low half of a word read at their
+// address.
 type quantFormat struct {
 	name  string
+	elems int
 	bytes int
 	get8  string
 }
 
 var quantFormats = map[Format]quantFormat{
 	// {f16 d; i8 qs[32]}: x = q * d.
-	Q8_0: {"q8_0", 34, `
+	Q8_0: {"q8_0", 32, 34, `
   let d = unpack2x16float(NAME_bytes4(b)).x;
   let o = b + 2u + 8u * s;
   return mat2x4<f32>(d * i8x4(NAME_bytes4(o)), d * i8x4(NAME_bytes4(o + 4u)));`},
 	// {f16 d; u8 qs[16]}: element j < 16 is the low nibble of qs[j], j + 16 its high
 	// nibble; x = (q - 8) * d.
-	Q4_0: {"q4_0", 18, `
+	Q4_0: {"q4_0", 32, 18, `
   let d = unpack2x16float(NAME_bytes4(b)).x;
   let o = b + 2u + 8u * (s & 1u);
   let sh = 4u * (s >> 1u);
   return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) - 8.0), d * (u4x4(NAME_bytes4(o + 4u), sh) - 8.0));`},
 	// {f16 d; f16 m; u8 qs[16]}: nibbles as Q4_0; x = q * d + m.
-	Q4_1: {"q4_1", 20, `
+	Q4_1: {"q4_1", 32, 20, `
   let dm = unpack2x16float(NAME_bytes4(b));
   let o = b + 4u + 8u * (s & 1u);
   let sh = 4u * (s >> 1u);
   return mat2x4<f32>(u4x4(NAME_bytes4(o), sh) * dm.x + dm.y, u4x4(NAME_bytes4(o + 4u), sh) * dm.x + dm.y);`},
 	// {f16 d; u8 qh[4]; u8 qs[16]}: nibbles as Q4_0, the fifth bit of element j is bit j
 	// of qh; x = (q - 16) * d.
-	Q5_0: {"q5_0", 22, `
+	Q5_0: {"q5_0", 32, 22, `
   let d = unpack2x16float(NAME_bytes4(b)).x;
   let h = NAME_bytes4(b + 2u) >> (8u * s);
   let o = b + 6u + 8u * (s & 1u);
@@ -189,19 +200,85 @@ var quantFormats = map[Format]quantFormat{
   return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) + 16.0 * bits4(h) - 16.0),
                      d * (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * bits4(h >> 4u) - 16.0));`},
 	// {f16 d; f16 m; u8 qh[4]; u8 qs[16]}: q as Q5_0; x = q * d + m.
-	Q5_1: {"q5_1", 24, `
+	Q5_1: {"q5_1", 32, 24, `
   let dm = unpack2x16float(NAME_bytes4(b));
   let h = NAME_bytes4(b + 4u) >> (8u * s);
   let o = b + 8u + 8u * (s & 1u);
   let sh = 4u * (s >> 1u);
   return mat2x4<f32>((u4x4(NAME_bytes4(o), sh) + 16.0 * bits4(h)) * dm.x + dm.y,
                      (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * bits4(h >> 4u)) * dm.x + dm.y);`},
+	// {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}: eight sub-blocks of 32 elements with
+	// 6-bit scales and mins (k4_scale_min). Sub-block j's elements are the low (j even)
+	// or high (j odd) nibbles of qs[32 (j / 2) ..]; x = d sc_j q - dmin m_j.
+	Q4_K: {"q4_K", 256, 144, `
+  let dm = unpack2x16float(NAME_bytes4(b));
+  let j = s >> 2u;
+  let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u));
+  let d = dm.x * sm.x;
+  let m = dm.y * sm.y;
+  let o = b + 16u + 32u * (s >> 3u) + 8u * (s & 3u);
+  let sh = 4u * (j & 1u);
+  return mat2x4<f32>(d * u4x4(NAME_bytes4(o), sh) - m, d * u4x4(NAME_bytes4(o + 4u), sh) - m);`},
+	// {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: two halves of 128 elements, each four
+	// runs of 32: run r of half h takes the nibbles (low for r < 2) of ql[64 h + 32 (r & 1) ..]
+	// and bits 2r, 2r + 1 of qh[32 h ..] as bits 4, 5; one scale per 16 elements (index
+	// s / 2 for group s); x = d sc (q - 32).
+	Q6_K: {"q6_K", 256, 210, `
+  let r = (s >> 2u) & 3u;
+  let l = 8u * (s & 3u);
+  let d = unpack2x16float(NAME_bytes4(b + 208u)).x * f32(i8x4(NAME_bytes4(b + 192u + (s >> 1u))).x);
+  let o = b + 64u * (s >> 4u) + 32u * (r & 1u) + l;
+  let h = b + 128u + 32u * (s >> 4u) + l;
+  let sl = 4u * (r >> 1u);
+  let sh = 2u * r;
+  return mat2x4<f32>(d * (vec4<f32>(ux4(NAME_bytes4(o), sl, 15u) | (ux4(NAME_bytes4(h), sh, 3u) << vec4<u32>(4u))) - 32.0),
+                     d * (vec4<f32>(ux4(NAME_bytes4(o + 4u), sl, 15u) | (ux4(NAME_bytes4(h + 4u), sh, 3u) << vec4<u32>(4u))) - 32.0));`},
+	// {f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: Q4_K's sub-blocks and
+	// nibbles; the fifth bit of element l of sub-block j is bit j of qh[l]; x = d sc_j q - dmin m_j.
+	Q5_K: {"q5_K", 256, 176, `
+  let dm = unpack2x16float(NAME_bytes4(b));
+  let j = s >> 2u;
+  let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u));
+  let d = dm.x * sm.x;
+  let m = dm.y * sm.y;
+  let h = b + 16u + 8u * (s & 3u);
+  let o = b + 48u + 32u * (s >> 3u) + 8u * (s & 3u);
+  let sh = 4u * (j & 1u);
+  return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) + 16.0 * vec4<f32>(ux4(NAME_bytes4(h), j, 1u))) - m,
+                     d * (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * vec4<f32>(ux4(NAME_bytes4(h + 4u), j, 1u))) - m);`},
+	// {u8 scales[16]; u8 qs[64]; f16 d; f16 dmin}: two halves of 128 elements, each four
+	// runs of 32: run r of half h takes bits 2r, 2r + 1 of qs[32 h ..]; one byte per 16
+	// elements (index s / 2 for group s) holds a 4-bit scale (low) and min (high);
+	// x = d sc q - dmin m.
+	Q2_K: {"q2_K", 256, 84, `
+  let dm = unpack2x16float(NAME_bytes4(b + 80u));
+  let sc = NAME_bytes4(b + (s >> 1u));
+  let d = dm.x * f32(sc & 15u);
+  let m = dm.y * f32((sc >> 4u) & 15u);
+  let o = b + 16u + 32u * (s >> 4u) + 8u * (s & 3u);
+  let sh = 2u * ((s >> 2u) & 3u);
+  return mat2x4<f32>(d * vec4<f32>(ux4(NAME_bytes4(o), sh, 3u)) - m, d * vec4<f32>(ux4(NAME_bytes4(o + 4u), sh, 3u)) - m);`},
+	// {u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d}: the runs of Q2_K; element l of run
+	// r of half h has bit 4h + r of hmask[l] as its third bit, clear meaning q - 4; sixteen
+	// 6-bit scales (k3_scale) biased by 32; x = d (sc - 32) q.
+	Q3_K: {"q3_K", 256, 110, `
+  let k = s >> 1u;
+  let sc = k3_scale(k, NAME_bytes4(b + 96u + 4u * ((k >> 2u) & 1u)), NAME_bytes4(b + 104u));
+  let d = unpack2x16float(NAME_bytes4(b + 108u)).x * (f32(sc) - 32.0);
+  let o = b + 32u + 32u * (s >> 4u) + 8u * (s & 3u);
+  let hm = b + 8u * (s & 3u);
+  let sh = 2u * ((s >> 2u) & 3u);
+  let hb = 4u * (s >> 4u) + ((s >> 2u) & 3u);
+  return mat2x4<f32>(d * (vec4<f32>(ux4(NAME_bytes4(o), sh, 3u)) - 4.0 + 4.0 * vec4<f32>(ux4(NAME_bytes4(hm), hb, 1u))),
+                     d * (vec4<f32>(ux4(NAME_bytes4(o + 4u), sh, 3u)) - 4.0 + 4.0 * vec4<f32>(ux4(NAME_bytes4(hm + 4u), hb, 1u))));`},
 }
 
 // accessors declares a quantized operand as u32 words, NAME_bytes4(a) and the
-// format's NAME_get8(i) (see quantFormat). Element i of the operand is element i % 32 of
-// block i / 32, the block starting p.NAME_off + (i / 32) * block bytes into the binding.
+// format's NAME_get8(i) (see quantFormat). Element i of the operand is element i % E of
+// block i / E (E the format's block elements), the block starting
+// p.NAME_off + (i / E) * block bytes into the binding.
 func (q quantFormat) accessors(name string, binding int) string {
+	shift := bits.TrailingZeros(uint(q.elems))
 	return fmt.Sprintf("@group(0) @binding(%d) var<storage, read_write> %s: array<u32>;\n", binding, name) +
 		strings.ReplaceAll(`fn NAME_bytes4(a: u32) -> u32 {
   let i = a >> 2u;
@@ -211,8 +288,8 @@ func (q quantFormat) accessors(name string, binding int) string {
   return v;
 }
 fn NAME_get8(i: u32) -> mat2x4<f32> {
-  let b = p.NAME_off + (i >> 5u) * `+fmt.Sprint(q.bytes)+`u;
-  let s = (i >> 3u) & 3u;`+q.get8+`
+  let b = p.NAME_off + (i >> `+fmt.Sprint(shift)+`u) * `+fmt.Sprint(q.bytes)+`u;
+  let s = (i >> 3u) & `+fmt.Sprint(q.elems/8-1)+`u;`+q.get8+`
 }
 `, "NAME", name)
 }

@@ -132,11 +132,13 @@ func TestSpecKeyDistinguishesVariants(t *testing.T) {
 
 func TestQuantizedFormats(t *testing.T) {
 	for f, want := range map[Format]struct {
-		name  string
-		bytes int
-	}{Q8_0: {"q8_0", 34}, Q4_0: {"q4_0", 18}, Q4_1: {"q4_1", 20}, Q5_0: {"q5_0", 22}, Q5_1: {"q5_1", 24}} {
+		name         string
+		elems, bytes int
+	}{Q8_0: {"q8_0", 32, 34}, Q4_0: {"q4_0", 32, 18}, Q4_1: {"q4_1", 32, 20}, Q5_0: {"q5_0", 32, 22}, Q5_1: {"q5_1", 32, 24},
+		Q2_K: {"q2_K", 256, 84}, Q3_K: {"q3_K", 256, 110}, Q4_K: {"q4_K", 256, 144}, Q5_K: {"q5_K", 256, 176}, Q6_K: {"q6_K", 256, 210}} {
 		require.True(t, f.Quantized())
 		require.Equal(t, want.name, f.String())
+		require.Equal(t, want.elems, f.BlockElems())
 		require.Equal(t, want.bytes, f.BlockBytes())
 		require.Equal(t, 1, f.OffsetUnit(), "%s blocks start at any byte", f)
 		src, err := Source(&Spec{Kernel: "get_rows", Defines: map[string]string{"QUANT": "1"}, Workgroup: 64,

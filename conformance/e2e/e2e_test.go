@@ -113,27 +113,34 @@ func TestTinyLlamaLogits(t *testing.T) {
 	t.Logf("tiny llama, 32000 logits: NMSE %.3g (threshold 2e-3)", nmse)
 }
 
-// TestQuantizedLlamaLogits writes small llama models with Q8_0 and Q4_0 weights (the
-// tiny model's vocabulary, random weights; conformance/host/mkmodel) and compares their
-// logits on WGPU0, every layer and the output matrix there, with the CPU backend's.
+// TestQuantizedLlamaLogits writes small llama models with Q8_0, Q4_0, Q4_K, Q6_K, mixed
+// Q4_K/Q6_K (Q4_K_M-like), Q5_K, Q2_K and Q3_K weights (the tiny model's vocabulary,
+// random weights; conformance/host/mkmodel) and compares their logits on WGPU0, every
+// layer and the output matrix there, with the CPU backend's.
 func TestQuantizedLlamaLogits(t *testing.T) {
 	root := repoRoot(t)
 	tiny := tinyModel(t, root)
 	exe, libDir := buildGenerate(t, root)
 	mk, _ := buildHost(t, root, "mkmodel")
-	for _, typ := range []string{"q8_0", "q4_0"} {
+	// minMiB: a little under the output matrix alone (32000 x 256: bits per weight *
+	// 0.977 MiB; Q6_K's in the mixed model).
+	for _, c := range []struct {
+		typ    string
+		minMiB float64
+	}{{"q8_0", 8}, {"q4_0", 4.25}, {"q4_k", 4.25}, {"q6_k", 6.25}, {"q4_k_m", 6.25}, {"q5_k", 5.25}, {"q2_k", 2.5}, {"q3_k", 3.25}} {
+		typ := c.typ
 		t.Run(typ, func(t *testing.T) {
 			model := filepath.Join(t.TempDir(), typ+".gguf")
 			run(t, root, mk, "-t", tiny, "-o", model, "--type", typ, "--embd", "256", "--layers", "2",
 				"--heads", "8", "--kv-heads", "4", "--ff", "512", "--ctx", "256")
 			nmse, log := compareLogits(t, root, exe, libDir, model, 32000, "offloaded 3/3 layers to GPU")
 			// llama keeps a weight on the CPU when supports_op refuses its probe: the output
-			// matrix alone (32000 x 256, at least 4.25 MiB quantized) must be on WGPU0.
+			// matrix must be on WGPU0.
 			m := regexp.MustCompile(`WGPU0 model buffer size =\s*([0-9.]+) MiB`).FindStringSubmatch(log)
 			require.NotNil(t, m, "no WGPU0 model buffer in the log")
 			mib, err := strconv.ParseFloat(m[1], 64)
 			require.NoError(t, err)
-			require.Greater(t, mib, 4.25, "the quantized weights must be placed on WGPU0")
+			require.Greater(t, mib, c.minMiB, "the quantized weights must be placed on WGPU0")
 			t.Logf("%s llama (embd 256, 2 layers), 32000 logits: NMSE %.3g (threshold 2e-3), %.2f MiB of weights on WGPU0", typ, nmse, mib)
 		})
 	}

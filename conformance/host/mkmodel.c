@@ -1,9 +1,10 @@
 // mkmodel: writes a llama-architecture GGUF with random weights of a chosen shape, for
 // benchmarks. The tokenizer (and every other key) is copied from an existing GGUF; the
-// shape keys are overridden.
+// shape keys are overridden. q4_k_m stores the output matrix, attn_v and ffn_down in Q6_K
+// and the other matrices in Q4_K (llama-quantize's Q4_K_M mixes them similarly).
 //
 //   mkmodel -t tokenizer.gguf -o out.gguf [--embd 2048] [--layers 16] [--heads 32]
-//           [--kv-heads 8] [--ff 8192] [--ctx 4096] [--type f16|f32|q4_0|q8_0]
+//           [--kv-heads 8] [--ff 8192] [--ctx 4096] [--type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m]
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,15 +51,21 @@ int main(int argc, char **argv) {
         i++;
     }
     if (!tok || !out || embd % heads || heads % kv_heads) {
-        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|q4_0|q8_0]\n");
+        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m]\n");
         return 2;
     }
-    enum ggml_type wtype;
+    enum ggml_type wtype, hitype = GGML_TYPE_COUNT; // hitype: the Q4_K_M matrices in Q6_K
     int file_type;
     if (!strcmp(type_name, "f16")) { wtype = GGML_TYPE_F16; file_type = 1; }
     else if (!strcmp(type_name, "f32")) { wtype = GGML_TYPE_F32; file_type = 0; }
     else if (!strcmp(type_name, "q4_0")) { wtype = GGML_TYPE_Q4_0; file_type = 2; }
     else if (!strcmp(type_name, "q8_0")) { wtype = GGML_TYPE_Q8_0; file_type = 7; }
+    else if (!strcmp(type_name, "q2_k")) { wtype = GGML_TYPE_Q2_K; file_type = 10; }
+    else if (!strcmp(type_name, "q3_k")) { wtype = GGML_TYPE_Q3_K; file_type = 11; }
+    else if (!strcmp(type_name, "q4_k")) { wtype = GGML_TYPE_Q4_K; file_type = 14; }
+    else if (!strcmp(type_name, "q5_k")) { wtype = GGML_TYPE_Q5_K; file_type = 16; }
+    else if (!strcmp(type_name, "q6_k")) { wtype = GGML_TYPE_Q6_K; file_type = 18; }
+    else if (!strcmp(type_name, "q4_k_m")) { wtype = GGML_TYPE_Q4_K; hitype = GGML_TYPE_Q6_K; file_type = 15; }
     else { fprintf(stderr, "mkmodel: unknown type %s\n", type_name); return 2; }
 
     struct gguf_init_params gp = {true, NULL};
@@ -109,6 +116,8 @@ int main(int argc, char **argv) {
     struct ggml_tensor **ts = calloc(n_specs, sizeof *ts);
     for (int i = 0; i < n_specs; i++) {
         enum ggml_type t = specs[i].norm ? GGML_TYPE_F32 : wtype;
+        const char *nm = specs[i].name;
+        if (hitype != GGML_TYPE_COUNT && (!strcmp(nm, "output.weight") || strstr(nm, "attn_v.") || strstr(nm, "ffn_down."))) t = hitype;
         ts[i] = specs[i].norm ? ggml_new_tensor_1d(ctx, t, specs[i].ne0) : ggml_new_tensor_2d(ctx, t, specs[i].ne0, specs[i].ne1);
         ggml_set_name(ts[i], specs[i].name);
         gguf_add_tensor(g, ts[i]);

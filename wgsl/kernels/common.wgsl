@@ -44,6 +44,29 @@ fn u4x4(w: u32, sh: u32) -> vec4<f32> {
 fn bits4(h: u32) -> vec4<f32> {
   return vec4<f32>((vec4<u32>(h) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u));
 }
+// The bits at bit sh of each byte of w under mask (sh + width <= 8).
+fn ux4(w: u32, sh: u32, mask: u32) -> vec4<u32> {
+  return (vec4<u32>(w) >> vec4<u32>(sh, sh + 8u, sh + 16u, sh + 24u)) & vec4<u32>(mask);
+}
+// The 6-bit scale and min of sub-block j (0..7) of a Q4_K or Q5_K block, from its 12
+// scale bytes as the words w0, w1, w2: for j < 4 the low six bits of bytes j and j + 4;
+// otherwise the nibbles of byte j + 4 topped with the two high bits of bytes j - 4 and j.
+fn k4_scale_min(j: u32, w0: u32, w1: u32, w2: u32) -> vec2<f32> {
+  let k = 8u * (j & 3u);
+  let a = (w0 >> k) & 0xffu;
+  let c = (w1 >> k) & 0xffu;
+  let e = (w2 >> k) & 0xffu;
+  let lo = vec2<u32>(a & 63u, c & 63u);
+  let hi = vec2<u32>((e & 15u) | ((a >> 6u) << 4u), (e >> 4u) | ((c >> 6u) << 4u));
+  return vec2<f32>(select(hi, lo, j < 4u));
+}
+// The 6-bit scale k (0..15) of a Q3_K block, from its 12 scale bytes: the low (k < 8)
+// or high nibble of byte k % 8 (w, the word of bytes 0..3 or 4..7 that holds it) topped
+// with bits 2 (k / 4), 2 (k / 4) + 1 of byte k % 4 of bytes 8..11 (w2).
+fn k3_scale(k: u32, w: u32, w2: u32) -> u32 {
+  let c = 8u * (k & 3u);
+  return ((w >> (c + 4u * (k >> 3u))) & 15u) | (((w2 >> (c + 2u * (k >> 2u))) & 3u) << 4u);
+}
 
 fn silu(x: f32) -> f32 { return x / (1.0 + exp(-x)); }
 
