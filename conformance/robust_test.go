@@ -341,13 +341,7 @@ func getRowsOutOfRange(t *testing.T, typ tensor.Type, ne0, ne1 int64, idx []int3
 	l.SetName(out, "out")
 	g.sentinel()
 	g.protect(src, ix)
-	gr := l.NewGraph(g.ctx)
-	l.BuildForwardExpand(gr, out)
-	buf := l.AllocCtxTensors(g.ctx, be)
-	if buf == 0 {
-		t.Fatal("ggml_backend_alloc_ctx_tensors failed")
-	}
-	defer l.BufferFree(buf)
+	gr := allocGraph(t, l, be, g.ctx, out)
 
 	srcVals := Uniform(-1, 1)(newRand(1), int(ne0*ne1))
 	l.TensorSet(src, encodeF(l, typ, srcVals), 0)
@@ -441,13 +435,7 @@ func setRowsOutOfRange(t *testing.T, typ tensor.Type, ne0, ne1 int64, idx []int6
 	dst := l.View2D(g.ctx, base, ne0, ne1, nb1, guard*nb1)
 	out := l.SetRows(g.ctx, dst, src, ix)
 	g.protect(src, ix)
-	gr := l.NewGraph(g.ctx)
-	l.BuildForwardExpand(gr, out)
-	buf := l.AllocCtxTensors(g.ctx, be)
-	if buf == 0 {
-		t.Fatal("ggml_backend_alloc_ctx_tensors failed")
-	}
-	defer l.BufferFree(buf)
+	gr := allocGraph(t, l, be, g.ctx, out)
 
 	srcVals := Uniform(-1, 1)(newRand(2), int(ne0)*len(idx))
 	l.TensorSet(src, f32Bytes(srcVals), 0)
@@ -737,14 +725,7 @@ func TestViewPastBuffer(t *testing.T) {
 			_, l, be, _ := openDevice(t)
 			base, view, data := pastBuffer(t, l, be)
 			ctx := newCtx(t, l)
-			out := l.Cont(ctx, view)
-			g := l.NewGraph(ctx)
-			l.BuildForwardExpand(g, out)
-			buf := l.AllocCtxTensors(ctx, be)
-			if buf == 0 {
-				t.Fatal("ggml_backend_alloc_ctx_tensors failed")
-			}
-			defer l.BufferFree(buf)
+			g := allocGraph(t, l, be, ctx, l.Cont(ctx, view))
 			requireRefused(t, l, be, g, fmt.Sprintf("CONT of a view reaching %d bytes past its buffer computed successfully: the library read outside the buffer", 7*64+16-256))
 			if got := tensorBytes(l, base); !bytes.Equal(got, data) {
 				t.Error("the base tensor changed")
@@ -757,14 +738,7 @@ func TestViewPastBuffer(t *testing.T) {
 			base, view, data := pastBuffer(t, l, be)
 			ctx := newCtx(t, l)
 			src := l.NewTensor2D(ctx, f32, 4, 8)
-			out := l.Cpy(ctx, src, view)
-			g := l.NewGraph(ctx)
-			l.BuildForwardExpand(g, out)
-			buf := l.AllocCtxTensors(ctx, be)
-			if buf == 0 {
-				t.Fatal("ggml_backend_alloc_ctx_tensors failed")
-			}
-			defer l.BufferFree(buf)
+			g := allocGraph(t, l, be, ctx, l.Cpy(ctx, src, view))
 			l.TensorSet(src, f32Bytes(Uniform(-1, 1)(newRand(4), 32)), 0)
 			requireRefused(t, l, be, g, "CPY into a view reaching past its buffer computed successfully: the library wrote outside the buffer")
 			if got := tensorBytes(l, base); !bytes.Equal(got, data) {
@@ -984,13 +958,7 @@ func TestUnsupportedMidGraph(t *testing.T) {
 				if l.DevSupportsOp(dev, bad) {
 					t.Fatalf("supports_op(%s %s) = true for a node the library does not implement", l.OpName(bad.Op()), bad.Type())
 				}
-				g := l.NewGraph(ctx)
-				l.BuildForwardExpand(g, out)
-				buf := l.AllocCtxTensors(ctx, be)
-				if buf == 0 {
-					t.Fatal("ggml_backend_alloc_ctx_tensors failed")
-				}
-				defer l.BufferFree(buf)
+				g := allocGraph(t, l, be, ctx, out)
 				n := int(x.NElements())
 				xs, ys := Uniform(-1, 1)(newRand(5), n), Uniform(-1, 1)(newRand(6), n)
 				l.TensorSet(x, f32Bytes(xs), 0)
@@ -1016,13 +984,7 @@ func TestUnsupportedMidGraph(t *testing.T) {
 				ctx2 := newCtx(t, l)
 				x2 := l.NewTensor1D(ctx2, f32, int64(n))
 				out2 := l.Scale(ctx2, l.Add(ctx2, x2, x2), 0.5)
-				g2 := l.NewGraph(ctx2)
-				l.BuildForwardExpand(g2, out2)
-				buf2 := l.AllocCtxTensors(ctx2, be)
-				if buf2 == 0 {
-					t.Fatal("ggml_backend_alloc_ctx_tensors failed")
-				}
-				defer l.BufferFree(buf2)
+				g2 := allocGraph(t, l, be, ctx2, out2)
 				l.TensorSet(x2, f32Bytes(xs), 0)
 				if st := l.GraphCompute(be, g2); st != tensor.StatusSuccess {
 					t.Fatalf("supported graph after the failed one: status %d", st)
@@ -1049,4 +1011,18 @@ func requireRefused(t *testing.T, l *ggml.Lib, be ggml.Backend, g ggml.Graph, if
 		t.Errorf("no reason logged for the failed compute (stderr: %q)", log)
 	}
 	t.Logf("status %d; logged: %s", st, strings.TrimSpace(log))
+}
+
+// allocGraph builds the graph of out and allocates ctx's tensors in a buffer of be, freed
+// when the test ends.
+func allocGraph(t *testing.T, l *ggml.Lib, be ggml.Backend, ctx ggml.Context, out ggml.Tensor) ggml.Graph {
+	t.Helper()
+	g := l.NewGraph(ctx)
+	l.BuildForwardExpand(g, out)
+	buf := l.AllocCtxTensors(ctx, be)
+	if buf == 0 {
+		t.Fatal("ggml_backend_alloc_ctx_tensors failed")
+	}
+	t.Cleanup(func() { l.BufferFree(buf) })
+	return g
 }

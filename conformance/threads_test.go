@@ -75,14 +75,7 @@ func TestConcurrentBackends(t *testing.T) {
 		if serialBe == 0 {
 			t.Fatal("ggml_backend_dev_init failed")
 		}
-		want := make([][]float32, len(cases))
-		for i, c := range cases {
-			out, unsupported, err := env.Runner.eval(c, serialBe, true)
-			if unsupported != "" || err != nil {
-				t.Fatalf("serial %s: %s %v", c.Name, unsupported, err)
-			}
-			want[i] = out
-		}
+		want := serialResults(t, env, serialBe, cases)
 		l.BackendFree(serialBe)
 
 		backends := make([]ggml.Backend, n)
@@ -200,14 +193,7 @@ func TestConcurrentInitFree(t *testing.T) {
 		rounds := 2 * envInt(t, "GGML_WGPU_THREAD_ROUNDS", 3)
 		env, l, be, dev := openDevice(t)
 		cases := threadCases()
-		want := make([][]float32, len(cases))
-		for i, c := range cases {
-			out, unsupported, err := env.Runner.eval(c, be, true)
-			if unsupported != "" || err != nil {
-				t.Fatalf("serial %s: %s %v", c.Name, unsupported, err)
-			}
-			want[i] = out
-		}
+		want := serialResults(t, env, be, cases)
 		buft := l.DevBufferType(dev)
 		var cycles atomic.Int64
 		var wg sync.WaitGroup
@@ -242,4 +228,19 @@ func TestConcurrentInitFree(t *testing.T) {
 		wg.Wait()
 		t.Logf("%d goroutines: %d backend init/compute/alloc/free cycles at once", n, cycles.Load())
 	})
+}
+
+// serialResults computes every case on be, one after the other: the reference the
+// concurrent runs must reproduce bit for bit.
+func serialResults(t *testing.T, env *Env, be ggml.Backend, cases []*Case) [][]float32 {
+	t.Helper()
+	want := make([][]float32, len(cases))
+	for i, c := range cases {
+		out, unsupported, err := env.Runner.eval(c, be, true)
+		if unsupported != "" || err != nil {
+			t.Fatalf("serial %s: %s %v", c.Name, unsupported, err)
+		}
+		want[i] = out
+	}
+	return want
 }
