@@ -241,14 +241,7 @@ func (g *graphGen) node(ne [4]int64, t tensor.Type, depth int) ggml.Tensor {
 	l, ctx := g.b.L, g.b.Ctx
 	if t == f16 {
 		// F16 values come from copies: CPY (F32 or F16 source) into an F16 tensor, or CONT.
-		if g.pick(2) == 0 {
-			x := g.value(ne, f16, anyLayout, depth)
-			g.note("CONT f16 %s", fmtNe(ne))
-			return l.Cont(ctx, x)
-		}
-		src := g.value(ne, choose(g, f32, f16), anyLayout, depth)
-		g.note("CPY %s -> f16 %s", src.Type(), fmtNe(ne))
-		return l.Cpy(ctx, src, g.leaf(ne, f16))
+		return g.copyTo(ne, f16, depth)
 	}
 	switch op := g.pick(15); op {
 	case 0, 1, 2, 3: // binary
@@ -293,14 +286,7 @@ func (g *graphGen) node(ne [4]int64, t tensor.Type, depth int) ggml.Tensor {
 		g.note("NORM %s", fmtNe(ne))
 		return l.Norm(ctx, a, 1e-5)
 	case 7: // CONT or CPY to F32
-		if g.pick(2) == 0 {
-			a := g.value(ne, f32, anyLayout, depth)
-			g.note("CONT %s", fmtNe(ne))
-			return l.Cont(ctx, a)
-		}
-		src := g.value(ne, choose(g, f32, f16), anyLayout, depth)
-		g.note("CPY %s -> f32 %s", src.Type(), fmtNe(ne))
-		return l.Cpy(ctx, src, g.leaf(ne, f32))
+		return g.copyTo(ne, f32, depth)
 	case 8: // GET_ROWS
 		rows := int64(1 + g.pick(9))
 		src := g.value([4]int64{ne[0], rows, ne[2], ne[3]}, choose(g, f32, f16), rowsContiguous, depth)
@@ -399,4 +385,18 @@ func divisor(g *graphGen, n int64) int64 {
 		}
 	}
 	return choose(g, ds...)
+}
+
+// copyTo returns a tensor of type t made by a copy: CONT of a t value, or CPY of an F32 or
+// F16 value into a t leaf.
+func (g *graphGen) copyTo(ne [4]int64, t tensor.Type, depth int) ggml.Tensor {
+	l, ctx := g.b.L, g.b.Ctx
+	if g.pick(2) == 0 {
+		x := g.value(ne, t, anyLayout, depth)
+		g.note("CONT %s %s", t, fmtNe(ne))
+		return l.Cont(ctx, x)
+	}
+	src := g.value(ne, choose(g, f32, f16), anyLayout, depth)
+	g.note("CPY %s -> %s %s", src.Type(), t, fmtNe(ne))
+	return l.Cpy(ctx, src, g.leaf(ne, t))
 }
