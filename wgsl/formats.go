@@ -27,6 +27,23 @@ const (
 	Q5_K
 	Q2_K
 	Q3_K
+	// Formats being added (no row in quantFormats yet: the kernels cannot read them).
+	BF16
+	IQ4_NL
+	IQ4_XS
+	IQ2_XXS
+	IQ2_XS
+	IQ2_S
+	IQ3_XXS
+	IQ3_S
+	IQ1_S
+	IQ1_M
+	MXFP4
+	NVFP4
+	TQ1_0
+	TQ2_0
+	Q1_0
+	Q2_0
 )
 
 func (f Format) String() string {
@@ -170,6 +187,18 @@ type quantFormat struct {
 	bytes int
 	get8  string
 }
+
+// formatTables holds, per format that needs them, the module-scope WGSL declarations its
+// routine uses (lookup tables as const arrays); a module gets them once however many
+// operands use the format.
+var formatTables = map[Format]string{
+	// The sixteen non-linear 4-bit levels of IQ4_NL and IQ4_XS (kvalues_iq4nl of
+	// ggml-common.h), read by their dequantization and chosen by IQ4_NL quantization.
+	IQ4_NL: iq4Levels,
+	IQ4_XS: iq4Levels,
+}
+
+const iq4Levels = "const iq4_levels = array<f32, 16>(-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);\n"
 
 var quantFormats = map[Format]quantFormat{
 	// {f16 d; i8 qs[32]}: x = q * d.

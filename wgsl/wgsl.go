@@ -94,6 +94,13 @@ func Source(s *Spec) (string, error) {
 	if err := preprocess(&out, "#include common", defs); err != nil {
 		return "", err
 	}
+	tables := map[Format]bool{}
+	for _, o := range s.Operands {
+		if t := formatTables[o.Type]; t != "" && !tables[o.Type] {
+			tables[o.Type] = true
+			out.WriteString(t)
+		}
+	}
 	for i, o := range s.Operands {
 		if o.Vec {
 			a, err := o.Type.vecAccessors(o.Name, i+1)

@@ -34,17 +34,9 @@ func (l *Lib) ext() *extraFuncs {
 	e := v.(*extraFuncs)
 	e.once.Do(func() {
 		reg := func(fptr any, name string) {
-			sym, err := purego.Dlsym(l.ggml, name)
-			if err != nil || sym == 0 {
-				sym, err = purego.Dlsym(l.base, name)
+			if err := l.bindSym(fptr, name); err != nil && e.err == nil {
+				e.err = err
 			}
-			if err != nil || sym == 0 {
-				if e.err == nil {
-					e.err = fmt.Errorf("ggml: symbol %s not found: %v", name, err)
-				}
-				return
-			}
-			purego.RegisterFunc(fptr, sym)
 		}
 		reg(&e.bufferGetBase, "ggml_backend_buffer_get_base")
 		reg(&e.tensorAlloc, "ggml_backend_tensor_alloc")
@@ -78,3 +70,18 @@ func (l *Lib) BufferClear(buf Buffer, value byte) { l.ext().bufferClear(buf, val
 
 // BuftMaxSize returns the largest buffer of the type (ggml_backend_buft_get_max_size).
 func (l *Lib) BuftMaxSize(b BufferType) uint64 { return uint64(l.ext().buftMaxSize(b)) }
+
+// bindSym binds the C function name, from libggml or libggml-base, to the Go function
+// pointer fptr. Files that bind ggml functions lazily (on first use, so that a missing
+// symbol fails only the test that needs it) use it as extra.go does.
+func (l *Lib) bindSym(fptr any, name string) error {
+	sym, err := purego.Dlsym(l.ggml, name)
+	if err != nil || sym == 0 {
+		sym, err = purego.Dlsym(l.base, name)
+	}
+	if err != nil || sym == 0 {
+		return fmt.Errorf("ggml: symbol %s not found: %v", name, err)
+	}
+	purego.RegisterFunc(fptr, sym)
+	return nil
+}
