@@ -185,7 +185,18 @@ func PerfCases() []*PerfCase {
 	var cs []*PerfCase
 	for _, n := range []int64{1, 512} {
 		for _, km := range llamaMatShapes {
-			cs = append(cs, perfMulMat(km[0], km[1], n))
+			cs = append(cs, perfMulMat(tensor.F16, km[0], km[1], n))
+		}
+	}
+	// The weight formats at the 8B model's feed-forward shapes, decode to prefill.
+	for _, ta := range perfWeightTypes {
+		for _, km := range [][2]int64{{4096, 14336}, {14336, 4096}} {
+			for _, n := range []int64{1, 2, 4, 8, 512} {
+				if ta == tensor.F16 && (n == 1 || n == 512) {
+					continue // above
+				}
+				cs = append(cs, perfMulMat(ta, km[0], km[1], n))
+			}
 		}
 	}
 	cs = append(cs,
@@ -221,13 +232,16 @@ func FilterPerf(cases []*PerfCase, substr string) []*PerfCase {
 	return out
 }
 
-// perfMulMat: weights [k, m] F16 times activations [k, n] F32 into [m, n] F32.
-func perfMulMat(k, m, n int64) *PerfCase {
+// perfWeightTypes are the weight formats of the MUL_MAT sweep.
+var perfWeightTypes = []tensor.Type{tensor.F16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K}
+
+// perfMulMat: weights [k, m] of type ta times activations [k, n] F32 into [m, n] F32.
+func perfMulMat(ta tensor.Type, k, m, n int64) *PerfCase {
 	return &PerfCase{
-		Name: fmt.Sprintf("MUL_MAT(type_a=f16,type_b=f32,m=%d,n=%d,k=%d)", m, n, k),
+		Name: fmt.Sprintf("MUL_MAT(type_a=%s,type_b=f32,m=%d,n=%d,k=%d)", ta, m, n, k),
 		Op:   "MUL_MAT",
 		Build: func(b *PerfBuilder) func() ggml.Tensor {
-			w := b.New("w", f16, k, m)
+			w := b.New("w", ta, k, m)
 			x := b.New("x", f32, k, n)
 			return func() ggml.Tensor { return b.L.MulMat(b.Ctx, w, x) }
 		},
@@ -697,8 +711,9 @@ func ceilDiv(a, b uint64) uint64 {
 // fillChunk is the number of elements fillLeaf writes at a time.
 const fillChunk = 1 << 20
 
-// fillLeaf writes deterministic data into the contiguous leaf t: values in [-1, 1) for F32 and
-// F16, integers in [0, idxMax) for I32 and I64 (idxMax 0: 10).
+// fillLeaf writes deterministic data into the contiguous leaf t: values in [-1, 1) for F32,
+// F16 and the quantized types (quantized by ggml's own quantizer, whole rows at a time),
+// integers in [0, idxMax) for I32 and I64 (idxMax 0: 10).
 func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64) error {
 	typ := t.Type()
 	es := typ.Size()
@@ -710,11 +725,16 @@ func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64) error {
 	}
 	x := seed*0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D // xorshift64 state, never 0
 	n := t.NElements()
-	vals := make([]float32, 0, fillChunk)
-	raw := make([]byte, 0, fillChunk*es)
-	for off := int64(0); off < n; off += fillChunk {
-		cnt := min(n-off, fillChunk)
-		vals, raw = vals[:cnt], raw[:cnt*int64(es)]
+	// Chunks of whole rows, so that quantized rows are quantized whole.
+	row := t.Ne()[0]
+	chunk := max(1, fillChunk/row) * row
+	be := int64(max(1, typ.BlockElems()))
+	vals := make([]float32, 0, chunk)
+	var raw []byte
+	for off := int64(0); off < n; off += chunk {
+		cnt := min(n-off, chunk)
+		vals = vals[:cnt]
+		raw = raw[:0]
 		for i := range vals {
 			if typ == tensor.I32 || typ == tensor.I64 {
 				vals[i] = float32((uint64(off+int64(i))*7919 + seed) % uint64(idxMax))
@@ -727,25 +747,32 @@ func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64) error {
 		}
 		switch typ {
 		case tensor.F32:
-			for i, v := range vals {
-				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+			for _, v := range vals {
+				raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(v))
 			}
 		case tensor.F16:
-			for i, h := range l.FP32ToFP16(vals) {
-				binary.LittleEndian.PutUint16(raw[2*i:], h)
+			for _, h := range l.FP32ToFP16(vals) {
+				raw = binary.LittleEndian.AppendUint16(raw, h)
 			}
 		case tensor.I32:
-			for i, v := range vals {
-				binary.LittleEndian.PutUint32(raw[4*i:], uint32(int32(v)))
+			for _, v := range vals {
+				raw = binary.LittleEndian.AppendUint32(raw, uint32(int32(v)))
 			}
 		case tensor.I64:
-			for i, v := range vals {
-				binary.LittleEndian.PutUint64(raw[8*i:], uint64(int64(v)))
+			for _, v := range vals {
+				raw = binary.LittleEndian.AppendUint64(raw, uint64(int64(v)))
 			}
 		default:
-			return fmt.Errorf("cannot fill leaf %s of type %s", t.Name(), typ)
+			if !typ.Quantized() {
+				return fmt.Errorf("cannot fill leaf %s of type %s", t.Name(), typ)
+			}
+			q, err := l.Quantize(typ, vals, int(row))
+			if err != nil {
+				return fmt.Errorf("fill leaf %s: %w", t.Name(), err)
+			}
+			raw = q
 		}
-		l.TensorSet(t, raw, uint64(off)*uint64(es))
+		l.TensorSet(t, raw, uint64(off/be)*uint64(es))
 	}
 	return nil
 }

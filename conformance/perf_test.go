@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"math"
 	"os"
 	"strings"
@@ -28,9 +29,9 @@ func TestPerfSmoke(t *testing.T) {
 
 	opts := QuickPerfOptions()
 	opts.MinRuns, opts.MinTime, opts.MaxTime, opts.MaxReps = 2, 0, 0, 4
-	cases := []*PerfCase{perfBinary("ADD", 64, 4, 4), perfMulMat(64, 32, 4)}
-	wantBytes := []uint64{3 * 64 * 4 * 4, 64*32*2 + 64*4*4 + 32*4*4}
-	wantFlops := []uint64{0, 2 * 64 * 32 * 4}
+	cases := []*PerfCase{perfBinary("ADD", 64, 4, 4), perfMulMat(tensor.F16, 64, 32, 4), perfMulMat(tensor.Q4_0, 64, 32, 4)}
+	wantBytes := []uint64{3 * 64 * 4 * 4, 64*32*2 + 64*4*4 + 32*4*4, 64*32/32*18 + 64*4*4 + 32*4*4}
+	wantFlops := []uint64{0, 2 * 64 * 32 * 4, 2 * 64 * 32 * 4}
 	rep := env.Run(cases, opts, func(r PerfResult) { t.Log(r) })
 	require.True(t, rep.OK())
 	finite := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
@@ -75,6 +76,8 @@ func TestPerfCases(t *testing.T) {
 		require.False(t, names[c.Name], "duplicate perf case %s", c.Name)
 		names[c.Name] = true
 	}
-	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16)
-	require.Len(t, FilterPerf(cs, "n=512,k=4096"), 2)
+	// 8 F16 shapes at n = 1 and 512; 2 shapes x n = 2, 4, 8 in F16; 2 shapes x 5 n in 4 formats.
+	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+40)
+	require.Len(t, FilterPerf(cs, "n=512,k=4096"), 2+4)
+	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 10)
 }

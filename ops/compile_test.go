@@ -100,14 +100,16 @@ func TestKernelsCompile(t *testing.T) {
 	require.Equal(t, 1024, rowGroup(4096, &Limits{MaxGroupSize: 1024}))
 	require.Equal(t, 256, rowGroup(4096, &Limits{MaxGroupSize: 256}), "the device's limit bounds the workgroup")
 	require.Equal(t, 64, rowGroup(7, &Limits{MaxGroupSize: 1024}))
-	for _, shape := range [][2]int{{1, 64}, {2, 64}, {4, 64}, {4, 128}, {2, 256}} {
-		lt := *l
-		lt.MatVecRows, lt.MatVecWG = shape[0], shape[1]
-		ds, err := Lower(node(tensor.OpMulMat, f32(9, 3), nil, contiguous(tensor.F16, 64, 9), f32(64, 3)), &lt)
-		require.NoError(t, err)
-		require.Equal(t, "mul_mat_vec8", ds[0].Spec.Kernel)
-		_, err = cache.Pipeline(ds[0].Spec)
-		require.NoError(t, err, "mat-vec %v", shape)
+	for _, shape := range [][2]int{{1, 64}, {2, 64}, {4, 64}, {4, 128}, {2, 256}, {4, 256}} {
+		for _, n := range []int64{3, 8} {
+			lt := *l
+			lt.MatVecRows, lt.MatVecWG = shape[0], shape[1]
+			ds, err := Lower(node(tensor.OpMulMat, f32(9, n), nil, contiguous(tensor.F16, 64, 9), f32(64, n)), &lt)
+			require.NoError(t, err)
+			require.Equal(t, "mul_mat_vec8", ds[0].Spec.Kernel)
+			_, err = cache.Pipeline(ds[0].Spec)
+			require.NoError(t, err, "mat-vec %v, %d columns", shape, n)
+		}
 	}
 	// Every registered op's examples, which cover its kernel variants.
 	for _, op := range registered() {

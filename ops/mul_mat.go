@@ -18,16 +18,25 @@ type mulMatParams struct {
 	Ne2, R2, R3      uint32
 }
 
-// matVecMaxCols is the largest src1 column count that uses the mat-vec kernels.
-const matVecMaxCols = 4
+// matVecMaxCols is the largest src1 column count that uses the mat-vec kernels: up to it,
+// one pass over the weights serves every column (decode of several sequences, speculative
+// decoding).
+const matVecMaxCols = 8
+
+// matVecRed is the most partial sums the vectorised mat-vec kernel's workgroup reduces in
+// shared memory (accumulators x invocations): 16 KiB of f32, WebGPU's guaranteed
+// maxComputeWorkgroupStorageSize.
+const matVecRed = 4096
 
 // matTile is the dst block (rows and columns) one workgroup of the tiled kernel computes.
 const matTile = 64
 
 // matVecShape picks the vectorised mat-vec kernel's rows per workgroup and workgroup
 // size: enough workgroups to fill a large GPU (a few thousand), and more invocations per
-// row when rows are long. Limits can override either.
-func matVecShape(rows, k uint32, l *Limits) (perGroup, wg int) {
+// row when rows are long. Limits can override either. acc is the accumulators per row
+// (src1 columns, twice that with GLU): rows and then invocations are halved until the
+// workgroup's partial sums fit matVecRed.
+func matVecShape(rows, k uint32, acc int, l *Limits) (perGroup, wg int) {
 	perGroup, wg = 4, 64
 	switch {
 	case rows < 4096:
@@ -43,6 +52,13 @@ func matVecShape(rows, k uint32, l *Limits) (perGroup, wg int) {
 	}
 	if l.MatVecWG > 0 {
 		wg = l.MatVecWG
+	}
+	for perGroup*acc*wg > matVecRed {
+		if perGroup > 1 {
+			perGroup /= 2
+		} else {
+			wg /= 2
+		}
 	}
 	return perGroup, wg
 }
@@ -83,6 +99,7 @@ func init() {
 			node(tensor.OpMulMat, f32(3, 1), nil, contiguous(tensor.F16, 16, 3), f32(16, 1)), // vectorised mat-vec
 			node(tensor.OpMulMat, f32(3, 4), nil, f32(16, 3), f32(16, 4)),
 			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.F16, 16, 3), f32(16, 9)), // tiled, vectorised loads
+			node(tensor.OpMulMat, f32(3, 8), nil, contiguous(tensor.F16, 16, 3), f32(16, 8)), // vectorised mat-vec, most columns
 		}
 		for _, q := range quantTypes {
 			k := int64(max(64, q.BlockElems()))
@@ -166,12 +183,15 @@ func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, g
 	for i := range operands {
 		operands[i].Vec = !operands[i].Written && (vec1 || operands[i].Name != "src1")
 	}
-	rows, wg := matVecShape(p.M*p.Batches, p.K, l)
-	outs := rows * int(p.N)
-	acc := outs
+	perRow := int(p.N)
+	if glu {
+		perRow *= 2
+	}
+	rows, wg := matVecShape(p.M*p.Batches, p.K, perRow, l)
+	acc := rows * perRow
 	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "GLU": "0", "VEC1": vec}
 	if glu {
-		acc, defs["GLU"] = 2*outs, "1"
+		defs["GLU"] = "1"
 	}
 	defs["ACC"], defs["RED"] = fmt.Sprint(acc), fmt.Sprint(acc*wg)
 	s := spec("mul_mat_vec8", wg, p, defs, operands...)

@@ -146,7 +146,7 @@ func (t Tensor) NElements() int64 {
 }
 
 // IsContiguous reports whether the tensor's elements are densely packed in row-major order
-// (for the non-quantized types the suite uses).
+// (a row of a quantized type holds its blocks).
 func (t Tensor) IsContiguous() bool {
 	ne, nb := t.Ne(), t.Nb()
 	next := uint64(t.Type().Size())
@@ -154,7 +154,11 @@ func (t Tensor) IsContiguous() bool {
 		if ne[i] != 1 && nb[i] != next {
 			return false
 		}
-		next *= uint64(ne[i])
+		n := uint64(ne[i])
+		if i == 0 {
+			n /= uint64(max(1, t.Type().BlockElems())) // a row holds blocks
+		}
+		next *= n
 	}
 	return true
 }
