@@ -23,6 +23,30 @@ fn src1_strided8(i: u32) -> mat2x4<f32> {
 }
 #endif
 
+// Adds the products of elements k..k+7 of the ROWS rows from i0 (src0 row base a) and of
+// the NCOLS columns of src1 (base v) to the partial sums.
+fn step8(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u32) {
+  var x: array<mat2x4<f32>, {{NCOLS}}>;
+#if VEC1
+  for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_get8(v + j * p.B.y + k); }
+#else
+  for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_strided8(v + j * p.B.y + k * p.B.x); }
+#endif
+  for (var r = 0u; r < ROWS; r = r + 1u) {
+    let row = a + min(i0 + r, p.M - 1u) * p.A.y + k;
+    let w = src0_get8(row);
+#if GLU
+    let u = up_get8(row);
+#endif
+    for (var j = 0u; j < NCOLS; j = j + 1u) {
+      (*acc)[r * NCOLS + j] = (*acc)[r * NCOLS + j] + dot(w[0], x[j][0]) + dot(w[1], x[j][1]);
+#if GLU
+      (*acc)[OUTS + r * NCOLS + j] = (*acc)[OUTS + r * NCOLS + j] + dot(u[0], x[j][0]) + dot(u[1], x[j][1]);
+#endif
+    }
+  }
+}
+
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -36,27 +60,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
   let v = b2 * p.B.z + b3 * p.B.w;
   var acc: array<f32, {{ACC}}>;
-  for (var k = lid * 8u; k < p.K; k = k + {{WG}}u * 8u) {
-    var x: array<mat2x4<f32>, {{NCOLS}}>;
-#if VEC1
-    for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_get8(v + j * p.B.y + k); }
-#else
-    for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_strided8(v + j * p.B.y + k * p.B.x); }
-#endif
-    for (var r = 0u; r < ROWS; r = r + 1u) {
-      let row = a + min(i0 + r, p.M - 1u) * p.A.y + k;
-      let w = src0_get8(row);
-#if GLU
-      let u = up_get8(row);
-#endif
-      for (var j = 0u; j < NCOLS; j = j + 1u) {
-        acc[r * NCOLS + j] = acc[r * NCOLS + j] + dot(w[0], x[j][0]) + dot(w[1], x[j][1]);
-#if GLU
-        acc[OUTS + r * NCOLS + j] = acc[OUTS + r * NCOLS + j] + dot(u[0], x[j][0]) + dot(u[1], x[j][1]);
-#endif
-      }
+#if UNIT32
+  // Runs of 32 elements per invocation (p.K a multiple of 32): a quantized block, or a
+  // quarter or eighth of a k-quant super-block, whose scales the four reads share.
+  for (var k = lid * 32u; k < p.K; k = k + {{WG}}u * 32u) {
+    for (var c = 0u; c < 32u; c = c + 8u) {
+      step8(&acc, a, i0, v, k + c);
     }
   }
+#else
+  for (var k = lid * 8u; k < p.K; k = k + {{WG}}u * 8u) {
+    step8(&acc, a, i0, v, k);
+  }
+#endif
   for (var o = 0u; o < ACC; o = o + 1u) { red[o * {{WG}}u + lid] = acc[o]; }
   workgroupBarrier();
   for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
