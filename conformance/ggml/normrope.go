@@ -19,6 +19,7 @@ type normRopeFuncs struct {
 	l2Norm         func(Context, Tensor, float32) Tensor
 	l2NormInplace  func(Context, Tensor, float32) Tensor
 	groupNorm      func(Context, Tensor, int32, float32) Tensor
+	groupNormInp   func(Context, Tensor, int32, float32) Tensor
 	ropeMultiInp   func(Context, Tensor, Tensor, Tensor, int32, unsafe.Pointer, int32, int32, float32, float32, float32, float32, float32, float32) Tensor
 	ropeSetOffset  func(Tensor, int32) Tensor
 }
@@ -41,6 +42,7 @@ func (l *Lib) nr() *normRopeFuncs {
 		reg(&f.l2Norm, "ggml_l2_norm")
 		reg(&f.l2NormInplace, "ggml_l2_norm_inplace")
 		reg(&f.groupNorm, "ggml_group_norm")
+		reg(&f.groupNormInp, "ggml_group_norm_inplace")
 		reg(&f.ropeMultiInp, "ggml_rope_multi_inplace")
 		reg(&f.ropeSetOffset, "ggml_rope_set_offset")
 	})
@@ -72,6 +74,11 @@ func (l *Lib) L2NormInplace(ctx Context, a Tensor, eps float32) Tensor {
 // channels, nGroups groups of ceil(ne2/nGroups) channels (ggml_group_norm).
 func (l *Lib) GroupNorm(ctx Context, a Tensor, nGroups int, eps float32) Tensor {
 	return l.nr().groupNorm(ctx, a, int32(nGroups), eps)
+}
+
+// GroupNormInplace is GroupNorm writing into a (ggml_group_norm_inplace).
+func (l *Lib) GroupNormInplace(ctx Context, a Tensor, nGroups int, eps float32) Tensor {
+	return l.nr().groupNormInp(ctx, a, int32(nGroups), eps)
 }
 
 // RopeMultiInplace is RopeMulti writing into a (ggml_rope_multi_inplace).
