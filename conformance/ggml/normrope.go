@@ -6,8 +6,8 @@ import (
 )
 
 // This file binds, lazily (see bindSym), the norm and RoPE builders beyond the core set:
-// the in-place norms, L2 and group norms, in-place multi-section RoPE and the offset of
-// the rotated dims.
+// the in-place norms, L2 and group norms, in-place multi-section RoPE, its gradient and the
+// offset of the rotated dims.
 
 // normRopeFuncs are the lazily bound functions.
 type normRopeFuncs struct {
@@ -22,6 +22,7 @@ type normRopeFuncs struct {
 	groupNormInp   func(Context, Tensor, int32, float32) Tensor
 	ropeMultiInp   func(Context, Tensor, Tensor, Tensor, int32, unsafe.Pointer, int32, int32, float32, float32, float32, float32, float32, float32) Tensor
 	ropeSetOffset  func(Tensor, int32) Tensor
+	ropeMultiBack  func(Context, Tensor, Tensor, Tensor, int32, unsafe.Pointer, int32, int32, float32, float32, float32, float32, float32, float32) Tensor
 }
 
 var normRopes sync.Map // *Lib -> *normRopeFuncs
@@ -45,6 +46,7 @@ func (l *Lib) nr() *normRopeFuncs {
 		reg(&f.groupNormInp, "ggml_group_norm_inplace")
 		reg(&f.ropeMultiInp, "ggml_rope_multi_inplace")
 		reg(&f.ropeSetOffset, "ggml_rope_set_offset")
+		reg(&f.ropeMultiBack, "ggml_rope_multi_back")
 	})
 	if f.err != nil {
 		panic(f.err)
@@ -84,6 +86,12 @@ func (l *Lib) GroupNormInplace(ctx Context, a Tensor, nGroups int, eps float32) 
 // RopeMultiInplace is RopeMulti writing into a (ggml_rope_multi_inplace).
 func (l *Lib) RopeMultiInplace(ctx Context, a, pos, freq Tensor, sections [4]int32, p RopeExt) Tensor {
 	return l.nr().ropeMultiInp(ctx, a, pos, freq, int32(p.NDims), unsafe.Pointer(&sections[0]), int32(p.Mode),
+		int32(p.NCtxOrig), p.FreqBase, p.FreqScale, p.ExtFactor, p.AttnFactor, p.BetaFast, p.BetaSlow)
+}
+
+// RopeMultiBack is the gradient of RopeMulti, a ROPE_BACK node (ggml_rope_multi_back).
+func (l *Lib) RopeMultiBack(ctx Context, a, pos, freq Tensor, sections [4]int32, p RopeExt) Tensor {
+	return l.nr().ropeMultiBack(ctx, a, pos, freq, int32(p.NDims), unsafe.Pointer(&sections[0]), int32(p.Mode),
 		int32(p.NCtxOrig), p.FreqBase, p.FreqScale, p.ExtFactor, p.AttnFactor, p.BetaFast, p.BetaSlow)
 }
 
