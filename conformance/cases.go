@@ -284,7 +284,7 @@ func normCases() []*Case {
 			normCase(op, shape(7, 4, 3, 2), eps, "perm"),
 		)
 	}
-	return cs
+	return append(cs, normMoreCases()...)
 }
 
 func normCase(op string, ne [4]int64, eps float32, variant string) *Case {
@@ -306,10 +306,19 @@ func normCase(op string, ne [4]int64, eps float32, variant string) *Case {
 				x := b.New("a_base", f32, ne[0]+7, ne[1]+1, ne[2], ne[3])
 				a = b.View4D(x, ne, x.Nb()[1]+4*4)
 			default:
-				a = b.New("a", f32, ne[:]...)
+				a = normLayout(b, ne, variant)
 			}
-			if op == "NORM" {
+			switch {
+			case op == "NORM" && variant == "inplace":
+				return b.L.NormInplace(b.Ctx, a, eps)
+			case op == "NORM":
 				return b.L.Norm(b.Ctx, a, eps)
+			case op == "L2_NORM" && variant == "inplace":
+				return b.L.L2NormInplace(b.Ctx, a, eps)
+			case op == "L2_NORM":
+				return b.L.L2Norm(b.Ctx, a, eps)
+			case variant == "inplace":
+				return b.L.RMSNormInplace(b.Ctx, a, eps)
 			}
 			return b.L.RMSNorm(b.Ctx, a, eps)
 		}}

@@ -36,8 +36,25 @@ type ropeSpec struct {
 	// of a fused QKV tensor through ggml_view_3d (rows strided, as llama's Q/K views);
 	// "inplace": ggml_rope_ext_inplace; "ctx_shift": ggml_rope_ext_inplace on a view of the
 	// second layer of a K-cache like tensor with position deltas in [-1000, 1000) (llama's
-	// context shift); "rope_inplace": ggml_rope_inplace with ggml's default parameters.
+	// context shift); "rope_inplace": ggml_rope_inplace with ggml's default parameters;
+	// "half": src0 the second half of rows twice as long (test_rope's v=2);
+	// "inplace_view": in place on a view of a tensor 2x, 4x, 3x larger in dims 0..2.
 	variant string
+	// nOffs is the first rotated dim (ggml_rope_set_offset), 0 by default.
+	nOffs int
+}
+
+// ropeMulti reports whether mode takes four positions per token (ggml_rope_multi).
+func ropeMulti(mode int) bool { return mode&tensor.RopeMrope != 0 }
+
+// ropeMultiArgs returns the n_dims and sections ggml_rope_multi gets in test_rope for its
+// n_dims: VISION rotates the whole row of 2*(n_dims/2) in two sections of n_dims/4, the
+// others n_dims in three sections of n_dims/3.
+func ropeMultiArgs(nDims, mode int) (int, [4]int32) {
+	if mode == tensor.RopeVision {
+		return nDims / 2, [4]int32{int32(nDims / 4), int32(nDims / 4), 0, 0}
+	}
+	return nDims, [4]int32{int32(nDims / 3), int32(nDims / 3), int32(nDims / 3), 0}
 }
 
 func ropeModeName(mode int) string {
@@ -127,17 +144,61 @@ func ropeCases() []*Case {
 		}
 	}
 
-	// Multi-section modes (qwen2-vl, qwen3-vl, ViT): not required of the device.
-	for _, m := range []struct {
+	// Multi-section modes (qwen2-vl, qwen3-vl: MROPE, IMROPE; their ViT: VISION), test_rope's
+	// shapes with fewer heads: all rotated, a part rotated, in sections of n_dims/3 (VISION:
+	// n_dims/4, n_dims/4 over the whole row).
+	multi := []struct {
 		ne    [4]int64
 		nDims int
 		mode  int
 	}{
-		{shape(128, 12, 2, 1), 128, tensor.RopeMrope},
-		{shape(128, 12, 2, 1), 128, tensor.RopeImrope},
-		{shape(80, 16, 2, 1), 80, tensor.RopeVision},
-	} {
-		cs = append(cs, ropeMultiCase(m.ne, m.nDims, m.mode))
+		{shape(128, 4, 2, 1), 128, tensor.RopeMrope},
+		{shape(128, 3, 2, 1), 20, tensor.RopeMrope},
+		{shape(128, 4, 2, 1), 128, tensor.RopeImrope},
+		{shape(128, 3, 2, 1), 32, tensor.RopeImrope},
+		{shape(16, 2, 33, 1), 16, tensor.RopeImrope},
+		{shape(80, 4, 2, 1), 80, tensor.RopeVision},
+	}
+	for _, t := range types {
+		for _, m := range multi {
+			for _, p := range []ropeParams{ropePlain, ropeAll} {
+				cs = append(cs, ropeCase(ropeSpec{t: t, ne: m.ne, nDims: m.nDims, mode: m.mode, p: p}))
+			}
+		}
+	}
+
+	// Every mode: test_rope's views (v=1: a part of a larger tensor; v=2, "half": the second
+	// half of rows twice as long, as clip's 2-D RoPE), in place (also on a view), ne3 > 1.
+	allModes := []int{tensor.RopeNormal, tensor.RopeNeox, tensor.RopeMrope, tensor.RopeImrope, tensor.RopeVision}
+	for _, t := range types {
+		for _, mode := range allModes {
+			for _, p := range []ropeParams{ropePlain, ropeAll} {
+				cs = append(cs, ropeCase(ropeSpec{t: t, ne: shape(36, 4, 17, 1), nDims: 36, mode: mode, p: p, variant: "half"}))
+			}
+			if mode == tensor.RopeNormal || mode == tensor.RopeNeox {
+				continue // their views and in-place forms are above
+			}
+			cs = append(cs,
+				ropeCase(ropeSpec{t: t, ne: shape(64, 4, 2, 1), nDims: 64, mode: mode, p: ropeAll, variant: "view"}),
+				ropeCase(ropeSpec{t: t, ne: shape(64, 4, 2, 1), nDims: 64, mode: mode, p: ropeAll, variant: "inplace"}),
+				ropeCase(ropeSpec{t: t, ne: shape(64, 4, 2, 3), nDims: 64, mode: mode, p: ropeAll, variant: "inplace_view"}),
+			)
+		}
+	}
+
+	// The rotated dims at an offset (ggml_rope_set_offset), all modes but VISION.
+	for _, t := range types {
+		for _, mode := range allModes[:4] {
+			nd := 32
+			if ropeMulti(mode) {
+				nd = 24
+			}
+			for _, ff := range []bool{false, true} {
+				p := ropeParams{fb: 10000, fs: 1.4245, ef: 0.7465, af: 1.4245, ff: ff}
+				cs = append(cs, ropeCase(ropeSpec{t: t, ne: shape(128, 3, 2, 1), nDims: nd, mode: mode, p: p, nOffs: 32}))
+			}
+		}
+		cs = append(cs, ropeCase(ropeSpec{t: t, ne: shape(128, 3, 2, 1), nDims: 32, mode: tensor.RopeNeox, p: ropeAll, nOffs: 32, variant: "inplace"}))
 	}
 	return cs
 }
@@ -156,6 +217,9 @@ func ropeCase(s ropeSpec) *Case {
 	if s.variant != "rope_inplace" {
 		name += fmt.Sprintf(",fb=%g,fs=%g,ef=%g,af=%g,ff=%d", s.p.fb, s.p.fs, s.p.ef, s.p.af, ff)
 	}
+	if s.nOffs != 0 {
+		name += fmt.Sprintf(",n_offs=%d", s.nOffs)
+	}
 	if s.variant != "" {
 		name += "," + s.variant
 	}
@@ -167,9 +231,15 @@ func ropeCase(s ropeSpec) *Case {
 			ne, es := s.ne, uint64(s.t.Size())
 			var a ggml.Tensor
 			switch s.variant {
-			case "view":
+			case "view", "inplace_view":
 				x := b.New("a_base", s.t, 2*ne[0], 4*ne[1], 3*ne[2], ne[3])
 				a = b.View4D(x, ne, 0)
+				if s.variant == "inplace_view" {
+					b.Check(x)
+				}
+			case "half":
+				x := b.New("a_base", s.t, 2*ne[0], ne[1], ne[2], ne[3])
+				a = b.View4D(x, ne, uint64(ne[0])*es)
 			case "qkv_q", "qkv_k":
 				// Fused QKV rows of n_tokens: Q heads, then K heads, then V heads (V as many as
 				// K). qkv_q ropes 4 Q heads next to 2+2 K/V heads; qkv_k ropes ne1 K heads that
@@ -191,12 +261,16 @@ func ropeCase(s ropeSpec) *Case {
 			default:
 				a = b.New("a", s.t, ne[:]...)
 			}
+			npos := ne[2]
+			if ropeMulti(s.mode) {
+				npos *= 4
+			}
 			var pos ggml.Tensor
 			if s.variant == "ctx_shift" {
-				pos = b.New("shift", tensor.I32, ne[2])
+				pos = b.New("shift", tensor.I32, npos)
 				b.Init(pos, IntRange(-1000, 1000))
 			} else {
-				pos = b.Index("pos", 1000, ne[2])
+				pos = b.Index("pos", 1000, npos)
 			}
 			var freq ggml.Tensor
 			if s.p.ff {
@@ -204,29 +278,27 @@ func ropeCase(s ropeSpec) *Case {
 				b.Init(freq, Uniform(0.9, 1.1))
 			}
 			args := ropeExtArgs(s.nDims, s.mode, s.p)
-			switch s.variant {
-			case "inplace", "ctx_shift":
-				return l.RopeExtInplace(ctx, a, pos, freq, args)
-			case "rope_inplace":
-				return l.RopeInplace(ctx, a, pos, s.nDims, s.mode)
+			inplace := s.variant == "inplace" || s.variant == "inplace_view" || s.variant == "ctx_shift"
+			var r ggml.Tensor
+			switch {
+			case s.variant == "rope_inplace":
+				r = l.RopeInplace(ctx, a, pos, s.nDims, s.mode)
+			case ropeMulti(s.mode):
+				nd, sec := ropeMultiArgs(s.nDims, s.mode)
+				args.NDims = nd
+				if inplace {
+					r = l.RopeMultiInplace(ctx, a, pos, freq, sec, args)
+				} else {
+					r = l.RopeMulti(ctx, a, pos, freq, sec, args)
+				}
+			case inplace:
+				r = l.RopeExtInplace(ctx, a, pos, freq, args)
+			default:
+				r = l.RopeExt(ctx, a, pos, freq, args)
 			}
-			return l.RopeExt(ctx, a, pos, freq, args)
-		}}
-}
-
-// ropeMultiCase is test_rope's ggml_rope_multi case for the MROPE, IMROPE and VISION modes
-// (4 positions per token); optional.
-func ropeMultiCase(ne [4]int64, nDims, mode int) *Case {
-	name := fmt.Sprintf("ROPE(type=f32,ne=%s,n_dims=%d,mode=%d)", fmtNe(ne), nDims, mode)
-	return &Case{Name: name, Op: "ROPE", Types: "f32 " + ropeModeName(mode), MaxNMSE: DefaultMaxNMSE,
-		Optional: true,
-		Build: func(b *Builder) ggml.Tensor {
-			a := b.New("a", f32, ne[:]...)
-			pos := b.Index("pos", 1000, 4*ne[2])
-			nd, sec := nDims, [4]int32{int32(nDims / 3), int32(nDims / 3), int32(nDims / 3), 0}
-			if mode == tensor.RopeVision {
-				nd, sec = nDims/2, [4]int32{int32(nDims / 4), int32(nDims / 4), 0, 0}
+			if s.nOffs != 0 {
+				r = l.RopeSetOffset(r, s.nOffs)
 			}
-			return b.L.RopeMulti(b.Ctx, a, pos, 0, sec, ropeExtArgs(nd, mode, ropePlain))
+			return r
 		}}
 }

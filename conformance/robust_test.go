@@ -915,7 +915,7 @@ func TestAllocEdges(t *testing.T) {
 }
 
 // TestUnsupportedMidGraph computes graphs where a node WGPU0 does not implement sits
-// between supported ones (an IQ4_XS MUL_MAT, an F16 ADD, an MROPE) after an ADD whose result
+// between supported ones (an IQ4_XS MUL_MAT, an F16 ADD, an MROPE's ROPE_BACK) after an ADD whose result
 // it reads: supports_op must answer false for that node, graph_compute must return
 // GGML_STATUS_FAILED with a logged reason, nothing may have run (the ADD's result keeps
 // the bytes it held: the library fails before submitting), and a supported graph on the
@@ -936,10 +936,10 @@ func TestUnsupportedMidGraph(t *testing.T) {
 			o := l.NewTensor2D(ctx, f16, 32, 4)
 			return l.Add(ctx, h, o), []ggml.Tensor{o}
 		}},
-		{"ROPE_mrope", shape(48, 2, 3), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
+		{"ROPE_BACK_mrope", shape(48, 2, 3), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
 			pos := l.NewTensor1D(ctx, tensor.I32, 4*3)
 			sec := [4]int32{8, 8, 8, 0}
-			return l.RopeMulti(ctx, a, pos, 0, sec, ropeExtArgs(48, tensor.RopeMrope, ropePlain)), []ggml.Tensor{pos}
+			return l.RopeMultiBack(ctx, a, pos, 0, sec, ropeExtArgs(48, tensor.RopeMrope, ropePlain)), []ggml.Tensor{pos}
 		}},
 	}
 	for _, c := range cases {

@@ -6,9 +6,9 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
-// RMS_NORM and NORM over rows (dim 0), f32, eps in op_params[0]; and the fused pair
-// norm -> MUL by a weight broadcast over rows (llama's attn_norm and ffn_norm), which
-// writes only the MUL's result.
+// RMS_NORM, NORM and L2_NORM over rows (dim 0), f32, eps in op_params[0]; and the fused
+// pair RMS_NORM or NORM -> MUL by a weight broadcast over rows (llama's attn_norm and
+// ffn_norm), which writes only the MUL's result. GROUP_NORM is in group_norm.go.
 
 type normParams struct {
 	Ne, A, D [4]uint32 // dst shape; src0, dst strides
@@ -20,17 +20,24 @@ type normParams struct {
 }
 
 func init() {
-	describeFamily("RMS_NORM, NORM", "F32", "any strides; in place; fused with a following MUL")
-	for _, op := range []tensor.Op{tensor.OpRMSNorm, tensor.OpNorm} {
+	describeFamily("RMS_NORM, NORM, L2_NORM", "F32", "any strides; in place; RMS_NORM and NORM fused with a following MUL")
+	for _, op := range []tensor.Op{tensor.OpRMSNorm, tensor.OpNorm, tensor.OpL2Norm} {
 		register(op, family{supports: supportsNorm, lower: lowerNorm, examples: func() []*tensor.Tensor {
 			return []*tensor.Tensor{node(op, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2))}
 		}})
 	}
 }
 
-func supportsNorm(t *tensor.Tensor, _ *Limits) bool {
+func supportsNorm(t *tensor.Tensor, l *Limits) bool {
 	a := t.Src[0]
-	return a != nil && a.Type == tensor.F32 && t.Type == tensor.F32 && tensor.SameShape(a, t) && elementAligned(a) && elementAligned(t)
+	return a != nil && a.Type == tensor.F32 && t.Type == tensor.F32 && tensor.SameShape(a, t) && elementAligned(a) && elementAligned(t) &&
+		reductionFits(t.Ne[0], l)
+}
+
+// reductionFits reports whether one workgroup of rowGroup(n) invocations reduces n
+// elements within the loop limit of CPU drivers (each invocation loops over n / size).
+func reductionFits(n int64, l *Limits) bool {
+	return (n+int64(rowGroup(n, l))-1)/int64(rowGroup(n, l)) <= 65535
 }
 
 func lowerNorm(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
@@ -43,9 +50,12 @@ func normDispatch(norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
 	ne := dims(dst)
 	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
 	p := normParams{Ne: ne, A: strides(a), D: strides(dst), Rows: uint32(rows), Eps: math.Float32frombits(uint32(norm.Params[0]))}
-	defs := map[string]string{"RMS": "0", "MUL": "0"}
-	if norm.Op == tensor.OpRMSNorm {
+	defs := map[string]string{"RMS": "0", "L2": "0", "MUL": "0"}
+	switch norm.Op {
+	case tensor.OpRMSNorm:
 		defs["RMS"] = "1"
+	case tensor.OpL2Norm:
+		defs["L2"] = "1"
 	}
 	operands := []wgslOperand{in("src0", a)}
 	tensors := []*tensor.Tensor{a}

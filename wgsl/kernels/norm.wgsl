@@ -1,4 +1,4 @@
-// RMS_NORM / NORM over each row of src0; one workgroup per row. Every pass reads element j
+// RMS_NORM / NORM / L2_NORM over each row of src0; one workgroup per row. Every pass reads element j
 // before the same invocation writes element j, so dst may alias src0. With MUL, the result
 // is multiplied by w (repeated over the rows, like a binary MUL) before it is stored.
 
@@ -23,6 +23,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if MUL
   wrow = offset4(c % p.We, p.W);
 #endif
+#if L2
+  var sq = 0.0;
+  for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) { let x = src0_get(a + j * p.A.x); sq = sq + x * x; }
+  let scale = 1.0 / max(sqrt(wg_sum(lid, sq)), p.Eps);
+  for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) { store(d, j, wrow, src0_get(a + j * p.A.x) * scale); }
+#else
 #if RMS
   var sq = 0.0;
   for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) { let x = src0_get(a + j * p.A.x); sq = sq + x * x; }
@@ -36,5 +42,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) { let x = src0_get(a + j * p.A.x) - mean; sq = sq + x * x; }
   let scale = 1.0 / sqrt(wg_sum(lid, sq) / n + p.Eps);
   for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) { store(d, j, wrow, (src0_get(a + j * p.A.x) - mean) * scale); }
+#endif
 #endif
 }
