@@ -552,6 +552,16 @@ func mulMatCases() []*Case {
 			mulMatCase(mmSpec{ta: ta, m: 16, n: 9, k: 40, bs: [2]int64{1, 1}, nr: [2]int64{1, 1}, padB: true}),
 		)
 	}
+	// The large-tile kernel (prompts: at least 128 rows and columns and 256 tiles of 128 x
+	// 128), partial tiles at both edges, vectorised and element-wise loads.
+	big := [2]int64{8, 8}
+	cs = append(cs,
+		mulMatCase(mmSpec{ta: f16, m: 256, n: 130, k: 64, bs: big, nr: [2]int64{1, 1}}),
+		mulMatCase(mmSpec{ta: f32, m: 250, n: 256, k: 40, bs: big, nr: [2]int64{2, 1}}),
+		mulMatCase(mmSpec{ta: f16, m: 256, n: 129, k: 33, bs: big, nr: [2]int64{1, 1}}),
+		mulMatCase(mmSpec{ta: tensor.Q4_0, m: 256, n: 256, k: 64, bs: big, nr: [2]int64{1, 1}, padB: true}),
+		mulMatCase(mmSpec{ta: tensor.Q4_K, m: 129, n: 256, k: 256, bs: big, nr: [2]int64{1, 1}}),
+	)
 	return cs
 }
 

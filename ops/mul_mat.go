@@ -31,6 +31,23 @@ const matVecRed = 4096
 // matTile is the dst block (rows and columns) one workgroup of the tiled kernel computes.
 const matTile = 64
 
+// matBigTile is the dst block of the large tiled kernel, for prompts: 128 x 128, 8 x 8
+// sums per invocation.
+const matBigTile = 128
+
+// matBigGroups is the fewest workgroups of the large tiled kernel a product must give to
+// use it: below, the 64 x 64 kernel keeps more of a large GPU busy.
+const matBigGroups = 256
+
+// bigTiles reports whether a product uses the large tiled kernel.
+func bigTiles(p mulMatParams) bool {
+	if p.M < matBigTile || p.N < matBigTile {
+		return false
+	}
+	groups := uint64((p.M+matBigTile-1)/matBigTile) * uint64((p.N+matBigTile-1)/matBigTile) * uint64(p.Batches)
+	return groups >= matBigGroups
+}
+
 // matVecShape picks the vectorised mat-vec kernel's rows per workgroup and workgroup
 // size: enough workgroups to fill a large GPU (a few thousand), and more invocations per
 // row when rows are long. Limits can override either. acc is the accumulators per row
@@ -98,8 +115,10 @@ func init() {
 			node(tensor.OpMulMat, f32(3, 9), nil, f32(5, 3), f32(5, 9)),                      // tiled
 			node(tensor.OpMulMat, f32(3, 1), nil, contiguous(tensor.F16, 16, 3), f32(16, 1)), // vectorised mat-vec
 			node(tensor.OpMulMat, f32(3, 4), nil, f32(16, 3), f32(16, 4)),
-			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.F16, 16, 3), f32(16, 9)), // tiled, vectorised loads
-			node(tensor.OpMulMat, f32(3, 8), nil, contiguous(tensor.F16, 16, 3), f32(16, 8)), // vectorised mat-vec, most columns
+			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.F16, 16, 3), f32(16, 9)),                      // tiled, vectorised loads
+			node(tensor.OpMulMat, f32(3, 8), nil, contiguous(tensor.F16, 16, 3), f32(16, 8)),                      // vectorised mat-vec, most columns
+			node(tensor.OpMulMat, f32(2048, 2048), nil, contiguous(tensor.F16, 16, 2048), f32(16, 2048)),          // large tiles
+			node(tensor.OpMulMat, f32(2048, 2048), nil, contiguous(tensor.Q4_K, 256, 2048), padded(256, 2048, 1)), // large tiles, src1 by element
 		}
 		for _, q := range quantTypes {
 			k := int64(max(64, q.BlockElems()))
@@ -167,8 +186,12 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		operands[1].Vec = true
 		defs["VEC_B"] = "1"
 	}
-	s := spec("mul_mat", 256, p, defs, operands...)
-	grid := [3]uint32{(p.M + matTile - 1) / matTile, (p.N + matTile - 1) / matTile, batches}
+	kernel, tile := "mul_mat", uint32(matTile)
+	if bigTiles(p) {
+		kernel, tile = "mul_mat_big", matBigTile
+	}
+	s := spec(kernel, 256, p, defs, operands...)
+	grid := [3]uint32{(p.M + tile - 1) / tile, (p.N + tile - 1) / tile, batches}
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
 }
 
