@@ -50,6 +50,9 @@ func (f Format) String() string {
 	if q, ok := quantFormats[f]; ok {
 		return q.name
 	}
+	if q, ok := quantWriters[f]; ok {
+		return q.name
+	}
 	switch f {
 	case F32:
 		return "f32"
@@ -67,7 +70,7 @@ func (f Format) String() string {
 // `<operand>_off` parameter): the element size, or one byte for a quantized format, whose
 // blocks may start anywhere.
 func (f Format) OffsetUnit() int {
-	if f.Quantized() {
+	if f.Quantized() || f.Writable() {
 		return 1
 	}
 	switch f {
