@@ -184,6 +184,8 @@ func QuantFormat(typeName string) (f Format, ok bool) {
 // NAME_bytes4(a): the four bytes from byte a (any alignment) as a little-endian u32.
 // Helpers of common.wgsl unpack them. f16 scales are the low half of a word read at their
 // address.
+// The formats kernels also write have their one quantization routine in quantWriters
+// (quantize.go).
 type quantFormat struct {
 	name  string
 	elems int
