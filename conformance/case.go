@@ -110,6 +110,11 @@ type Case struct {
 	Init InitFunc
 	// Build creates the inputs in b's context and returns the output tensor.
 	Build func(b *Builder) ggml.Tensor
+	// RefBuild, when set, replaces Build on the CPU backend (the reference, and the device
+	// under test in the self test) for an op the CPU backend cannot compute: it must create
+	// the same leaves in the same order and compute the same values through ops it can
+	// (e.g. CPY from a quantized type to F16 as a copy to F32, then to F16).
+	RefBuild func(b *Builder) ggml.Tensor
 }
 
 // Builder is what a Case's Build function works with: the library and a no_alloc context,

@@ -77,7 +77,11 @@ func setRowsCase(s srSpec) *Case {
 			var dst ggml.Tensor
 			switch s.variant {
 			case "dst_view":
-				base := b.New("dst_base", s.dst, ne0+5, ne1+3, d2, d3)
+				pad := int64(5) // elements, or one block of a quantized dst
+				if s.dst.Quantized() {
+					pad = int64(s.dst.BlockElems())
+				}
+				base := b.New("dst_base", s.dst, ne0+pad, ne1+3, d2, d3)
 				nb := base.Nb()
 				dst = b.View4D(base, dstNe, 2*nb[1]+3*uint64(s.dst.Size()))
 				b.Check(base)

@@ -143,7 +143,7 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 
 	b := newBuilder(l, ctx)
 	b.addSentinel()
-	res := c.Build(b)
+	res := r.build(c, be)(b)
 	if res == 0 {
 		return nil, "", fmt.Errorf("case built no output tensor")
 	}
@@ -275,6 +275,9 @@ func (r *Runner) encode(t tensor.Type, vals []float32, ne0 int64) ([]byte, error
 // read returns the elements of t (any strides) as float32 in logical order.
 func (r *Runner) read(t ggml.Tensor) ([]float32, error) {
 	typ := t.Type()
+	if typ.Quantized() {
+		return r.readQuant(t)
+	}
 	es := uint64(typ.Size())
 	if es == 0 {
 		return nil, fmt.Errorf("cannot read tensor of type %d", typ)

@@ -14,7 +14,8 @@ type cpyParams struct {
 func init() {
 	describeFamily("CPY, CONT, DUP", "F32, F16 to F32, F16", "any strides on both sides, shapes may differ")
 	register(tensor.OpCpy, family{supports: supportsCpy, lower: lowerCpy, examples: func() []*tensor.Tensor {
-		return []*tensor.Tensor{node(tensor.OpCpy, contiguous(tensor.F16, 6), nil, f32(6), contiguous(tensor.F16, 6))}
+		ex := []*tensor.Tensor{node(tensor.OpCpy, contiguous(tensor.F16, 6), nil, f32(6), contiguous(tensor.F16, 6))}
+		return append(ex, quantCopyExamples()...)
 	}})
 	register(tensor.OpCont, family{supports: supportsCpy, lower: lowerCpy, examples: func() []*tensor.Tensor {
 		return []*tensor.Tensor{
@@ -31,6 +32,9 @@ func isFloat(t tensor.Type) bool { return t == tensor.F32 || t == tensor.F16 }
 
 func supportsCpy(t *tensor.Tensor, _ *Limits) bool {
 	a := t.Src[0]
+	if a != nil && quantCopy(t) {
+		return supportsQuantCopy(t)
+	}
 	if a == nil || !isFloat(a.Type) || !isFloat(t.Type) || a.Elems() != t.Elems() {
 		return false
 	}
@@ -39,6 +43,9 @@ func supportsCpy(t *tensor.Tensor, _ *Limits) bool {
 
 func lowerCpy(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a := t.Src[0]
+	if quantCopy(t) {
+		return lowerQuantCopy(t, l)
+	}
 	p := cpyParams{Ae: dims(a), A: strides(a), De: dims(t), D: strides(t), N: uint32(t.Elems())}
 	s := spec("cpy", wgElementwise, p, nil, in("src0", a), out("dst", t))
 	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, t}, Params: p, Grid: gridElems(t.Elems(), l)}}, nil

@@ -50,6 +50,9 @@ func (f Format) String() string {
 	if q, ok := quantFormats[f]; ok {
 		return q.name
 	}
+	if q, ok := quantWriters[f]; ok {
+		return q.name
+	}
 	switch f {
 	case F32:
 		return "f32"
@@ -67,7 +70,7 @@ func (f Format) String() string {
 // `<operand>_off` parameter): the element size, or one byte for a quantized format, whose
 // blocks may start anywhere.
 func (f Format) OffsetUnit() int {
-	if f.Quantized() {
+	if f.Quantized() || f.Writable() {
 		return 1
 	}
 	switch f {
@@ -181,6 +184,8 @@ func QuantFormat(typeName string) (f Format, ok bool) {
 // NAME_bytes4(a): the four bytes from byte a (any alignment) as a little-endian u32.
 // Helpers of common.wgsl unpack them. f16 scales are the low half of a word read at their
 // address.
+// The formats kernels also write have their one quantization routine in quantWriters
+// (quantize.go).
 type quantFormat struct {
 	name  string
 	elems int

@@ -34,7 +34,9 @@ type Operand struct {
 	Written bool
 	// Vec operands are read eight elements at a time with NAME_get8(i) (i and the
 	// operand's first element multiples of 8 for F16, of 4 for F32), through 16-byte loads.
-	// Quantized operands are always Vec (i a multiple of 8) and never Written.
+	// Quantized operands are Vec (i a multiple of 8) when read; a Written quantized
+	// operand (a format of quantWriters) is written a block at a time with
+	// NAME_set_block(i, x).
 	Vec bool
 }
 
@@ -108,6 +110,10 @@ func Source(s *Spec) (string, error) {
 				return "", err
 			}
 			out.WriteString(a)
+			continue
+		}
+		if o.Written && o.Type.Writable() {
+			out.WriteString(quantWriters[o.Type].writeAccessors(o.Name, i+1))
 			continue
 		}
 		if o.Type.Quantized() {

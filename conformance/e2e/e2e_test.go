@@ -113,6 +113,28 @@ func TestTinyLlamaLogits(t *testing.T) {
 	t.Logf("tiny llama, 32000 logits: NMSE %.3g (threshold 2e-3)", nmse)
 }
 
+// TestQuantizedKCacheLogits writes a small llama model with heads of 32 (a K cache block;
+// the tiny model's vocabulary, random F16 weights; conformance/host/mkmodel), runs it with
+// its K cache in Q8_0 (llama stores it with SET_ROWS, quantizing each token's keys;
+// attention reads it with MUL_MAT) on WGPU0 and on the CPU backend, and compares the
+// logits (whole-model NMSE threshold 2e-3).
+func TestQuantizedKCacheLogits(t *testing.T) {
+	root := repoRoot(t)
+	tiny := tinyModel(t, root)
+	exe, libDir := buildGenerate(t, root)
+	mk, _ := buildHost(t, root, "mkmodel")
+	model := filepath.Join(t.TempDir(), "f16.gguf")
+	run(t, root, mk, "-t", tiny, "-o", model, "--type", "f16", "--embd", "256", "--layers", "2",
+		"--heads", "8", "--kv-heads", "4", "--ff", "512", "--ctx", "256")
+	nmse, log := compareLogits(t, root, exe, libDir, model, 32000, "offloaded 3/3 layers to GPU", "--type-k", "q8_0")
+	require.Regexp(t, `K \(q8_0\)`, log, "the K cache must be Q8_0")
+	require.Contains(t, log, "WGPU0 KV buffer", "the KV cache must be on WGPU0")
+	// The whole graph on WGPU0 but its inputs: a SET_ROWS or MUL_MAT of the cache that
+	// supports_op refused would run on the CPU in further splits.
+	require.Regexp(t, `graph: nodes = \d+, splits = 2,`, log)
+	t.Logf("llama (embd 256, heads of 32, 2 layers), K cache Q8_0, 32000 logits: NMSE %.3g (threshold 2e-3)", nmse)
+}
+
 // TestQuantizedLlamaLogits writes small llama models with Q8_0, Q4_0, Q4_K, Q6_K, mixed
 // Q4_K/Q6_K (Q4_K_M-like), Q5_K, Q2_K and Q3_K weights (the tiny model's vocabulary,
 // random weights; conformance/host/mkmodel) and compares their logits on WGPU0, every
@@ -149,11 +171,12 @@ func TestQuantizedLlamaLogits(t *testing.T) {
 // compareLogits runs a prompt through model on the CPU backend and on WGPU0 (whose log
 // must contain offloaded), requires n finite logits, a whole-model NMSE under 2e-3 and the
 // same greedy next token, and returns the NMSE and WGPU0's log.
-func compareLogits(t *testing.T, root, exe, libDir, model string, n int, offloaded string) (float64, string) {
+func compareLogits(t *testing.T, root, exe, libDir, model string, n int, offloaded string, extra ...string) (float64, string) {
 	t.Helper()
 	prompt := "The quick brown fox jumps over the lazy dog because"
-	cpuOut, _ := run(t, root, exe, "-L", libDir, "-m", model, "-p", prompt, "-d", "CPU", "--logits")
-	gpuOut, gpuLog := run(t, root, exe, "-L", libDir, "-m", model, "-p", prompt, "-d", "WGPU0", "--logits")
+	args := append([]string{"-L", libDir, "-m", model, "-p", prompt, "--logits"}, extra...)
+	cpuOut, _ := run(t, root, exe, append(args, "-d", "CPU")...)
+	gpuOut, gpuLog := run(t, root, exe, append(args, "-d", "WGPU0")...)
 	require.Contains(t, gpuLog, offloaded, "the model's layers must run on WGPU0")
 	require.Contains(t, gpuLog, "WGPU0 model buffer size")
 

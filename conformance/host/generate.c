@@ -20,6 +20,7 @@ static double now(void) {
 int main(int argc, char **argv) {
     const char *lib_dir = NULL;
     const char *model_path = NULL, *prompt = "Once upon a time", *device = "WGPU0";
+    const char *type_k = NULL; /* the K cache's type by ggml's name (e.g. q8_0); default F16 */
     int n_gen = 32, logits_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") && i + 1 < argc) model_path = argv[++i];
@@ -28,7 +29,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-d") && i + 1 < argc) device = argv[++i];
         else if (!strcmp(argv[i], "-L") && i + 1 < argc) lib_dir = argv[++i];
         else if (!strcmp(argv[i], "--logits")) logits_only = 1;
-        else { fprintf(stderr, "usage: %s -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [--logits]\n", argv[0]); return 2; }
+        else if (!strcmp(argv[i], "--type-k") && i + 1 < argc) type_k = argv[++i];
+        else { fprintf(stderr, "usage: %s -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [--logits] [--type-k TYPE]\n", argv[0]); return 2; }
     }
     if (!model_path) { fprintf(stderr, "generate: no model (-m)\n"); return 2; }
 
@@ -53,6 +55,12 @@ int main(int argc, char **argv) {
     cp.n_ctx = 512;
     cp.n_batch = 512;
     cp.no_perf = 1;
+    if (type_k) {
+        int t = 0;
+        while (t < GGML_TYPE_COUNT && !(ggml_type_name((enum ggml_type)t) && !strcmp(ggml_type_name((enum ggml_type)t), type_k))) t++;
+        if (t == GGML_TYPE_COUNT) { fprintf(stderr, "generate: unknown K cache type %s\n", type_k); return 2; }
+        cp.type_k = (enum ggml_type)t;
+    }
     struct llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "generate: cannot create context\n"); return 1; }
 
