@@ -63,7 +63,9 @@ const (
 
 // MulMatID is ggml_mul_mat_id: for slot s of token t, the product of expert ids[s, t] of
 // as with row s % b.ne[1] of b's token t.
-func (l *Lib) MulMatID(ctx Context, as, b, ids Tensor) Tensor { return l.moe().mulMatID(ctx, as, b, ids) }
+func (l *Lib) MulMatID(ctx Context, as, b, ids Tensor) Tensor {
+	return l.moe().mulMatID(ctx, as, b, ids)
+}
 
 // AddID is ggml_add_id: a[:, i1, i2] + b[:, ids[i1, i2]].
 func (l *Lib) AddID(ctx Context, a, b, ids Tensor) Tensor { return l.moe().addID(ctx, a, b, ids) }
