@@ -105,6 +105,9 @@ type Case struct {
 	MaxNMSE float64
 	// Optional cases may be unsupported by the device under test without failing the suite.
 	Optional bool
+	// UnorderedRows, when positive, compares the output's rows of that many values as sets:
+	// each row is sorted on both sides first (TOP_K leaves its indices in no particular order).
+	UnorderedRows int
 	// Init, when set, replaces the default initializer (uniform [-1,1]) of the case's F32 and
 	// F16 leaves that have no initializer of their own (see Builder.Init).
 	Init InitFunc

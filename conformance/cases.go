@@ -37,6 +37,7 @@ func Cases() []*Case {
 	cs = append(cs, gluCases()...)
 	cs = append(cs, graphCases()...)
 	cs = append(cs, quantCopyCases()...)
+	cs = append(cs, moeCases()...)
 	return cs
 }
 

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand"
+	"slices"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
@@ -96,6 +97,10 @@ func (r *Runner) Run(c *Case) (res Result) {
 		res.Msg = "reference backend: " + err.Error()
 		return res
 	}
+	if c.UnorderedRows > 0 {
+		sortRows(ref, c.UnorderedRows)
+		sortRows(got, c.UnorderedRows)
+	}
 	res.N = len(ref)
 	res.MaxAbs, res.MaxAbsAt = MaxAbsDiff(ref, got)
 	nmse, err := NMSE(ref, got)
@@ -112,6 +117,13 @@ func (r *Runner) Run(c *Case) (res Result) {
 		res.Status = Passed
 	}
 	return res
+}
+
+// sortRows sorts each run of n consecutive values of v (a trailing partial run too).
+func sortRows(v []float32, n int) {
+	for i := 0; i < len(v); i += n {
+		slices.Sort(v[i:min(i+n, len(v))])
+	}
 }
 
 func at(v []float32, i int) float32 {

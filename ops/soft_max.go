@@ -7,8 +7,8 @@ import (
 )
 
 // SOFT_MAX: dst = softmax(src0 * scale + slope * mask) per row, f32; optional mask (src1,
-// F32 or F16, broadcast over rows); ALiBi slopes when max_bias > 0. Sinks (src2) are not
-// supported.
+// F32 or F16, broadcast over rows); ALiBi slopes when max_bias > 0; optional sinks (src2, F32,
+// one logit per head i2 that joins each row's normalisation without an output of its own).
 
 type softMaxParams struct {
 	Ne, A, D        [4]uint32 // dst shape; src0, dst strides
@@ -16,21 +16,26 @@ type softMaxParams struct {
 	Rows, NHeadLog2 uint32
 	Scale, MaxBias  float32
 	L0, L1          float32 // log2 of the ALiBi slope bases (0 without ALiBi: every slope is 1)
+	K               uint32  // the sinks' element stride
 }
 
 func init() {
-	describeFamily("SOFT_MAX", "F32; mask F32 or F16", "scale, broadcast mask, ALiBi (max_bias); no sinks")
+	describeFamily("SOFT_MAX", "F32; mask F32 or F16", "scale, broadcast mask, ALiBi (max_bias), sinks")
 	register(tensor.OpSoftMax, family{supports: supportsSoftMax, lower: lowerSoftMax, examples: func() []*tensor.Tensor {
 		return []*tensor.Tensor{
 			node(tensor.OpSoftMax, f32(7, 2), []int32{int32(f32bits(1))}, f32(7, 2)),
 			node(tensor.OpSoftMax, f32(7, 2), []int32{int32(f32bits(1))}, f32(7, 2), contiguous(tensor.F16, 7, 2)), // masked
+			node(tensor.OpSoftMax, f32(7, 2, 3), []int32{int32(f32bits(1))}, f32(7, 2, 3), nil, f32(3)),            // sinks
 		}
 	}})
 }
 
 func supportsSoftMax(t *tensor.Tensor, _ *Limits) bool {
 	a, m := t.Src[0], t.Src[1]
-	if a == nil || a.Type != tensor.F32 || t.Type != tensor.F32 || !tensor.SameShape(a, t) || t.Src[2] != nil {
+	if a == nil || a.Type != tensor.F32 || t.Type != tensor.F32 || !tensor.SameShape(a, t) {
+		return false
+	}
+	if k := t.Src[2]; k != nil && (k.Type != tensor.F32 || k.Ne[0] != a.Ne[2] || !elementAligned(k)) {
 		return false
 	}
 	if m != nil {
@@ -74,6 +79,13 @@ func lowerSoftMax(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		p.Me, p.M = dims(m), strides(m)
 		operands = append(operands, m)
 		ops = append(ops, in("mask", m))
+	}
+	defs["SINKS"] = "0"
+	if k := t.Src[2]; k != nil {
+		defs["SINKS"] = "1"
+		p.K = strides(k)[0]
+		operands = append(operands, k)
+		ops = append(ops, in("sinks", k))
 	}
 	s := spec("soft_max", rowGroup(t.Ne[0], l), p, defs, ops...)
 	return []Dispatch{{Spec: s, Tensors: operands, Params: p, Grid: grid1D(rows, l)}}, nil

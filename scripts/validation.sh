@@ -5,6 +5,8 @@
 #   bash scripts/validation.sh            # quick selection: the first case of every op
 #                                         # family and types and of every kernel pipeline
 #   bash scripts/validation.sh --full     # the whole conformance suite
+#   bash scripts/validation.sh --filter S # the cases whose op or name contains S (with --full:
+#                                         # all of them, else the quick selection of them)
 #   options: --gpu-av (also GPU-assisted validation: bounds checks inside the shaders,
 #            several times slower), --allow VUID (also ignore this message id; repeatable)
 #
@@ -26,12 +28,18 @@ cd "$root"
 
 mode=quick
 gpuav=0
+filter=
 allowed=(VUID-StandaloneSpirv-None-10684 VUID-StandaloneSpirv-MemorySemantics-10871)
 while (($#)); do
 	case "$1" in
 	--full) mode=full ;;
 	--quick) mode=quick ;;
 	--gpu-av) gpuav=1 ;;
+	--filter)
+		[ $# -ge 2 ] || { echo "validation: --filter needs a substring" >&2; exit 2; }
+		filter=$2
+		shift
+		;;
 	--allow)
 		[ $# -ge 2 ] || { echo "validation: --allow needs a message id" >&2; exit 2; }
 		allowed+=("$2")
@@ -88,6 +96,7 @@ export VK_LOADER_DEBUG=layer
 
 args=()
 [ "$mode" = quick ] && args+=(-quick)
+[ -n "$filter" ] && args+=(-filter "$filter")
 echo "validation: $mode selection under $layer"
 start=$(date +%s%N)
 rc=0

@@ -2,9 +2,14 @@
 // benchmarks. The tokenizer (and every other key) is copied from an existing GGUF; the
 // shape keys are overridden. q4_k_m stores the output matrix, attn_v and ffn_down in Q6_K
 // and the other matrices in Q4_K (llama-quantize's Q4_K_M mixes them similarly).
+// --experts N (with --experts-used K) writes a mixture of experts instead of each layer's
+// feed-forward matrices, as llama's architecture reads one (Mixtral): an F32 router
+// ffn_gate_inp [embd, N] and the stacked experts ffn_gate_exps, ffn_up_exps [embd, ff, N]
+// and ffn_down_exps [ff, embd, N].
 //
 //   mkmodel -t tokenizer.gguf -o out.gguf [--embd 2048] [--layers 16] [--heads 32]
 //           [--kv-heads 8] [--ff 8192] [--ctx 4096] [--type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m]
+//           [--experts 0] [--experts-used 2]
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +34,13 @@ static void fill(float *dst, size_t n, float std) {
     }
 }
 
-struct spec { const char *name; int64_t ne0, ne1; int norm; };
+// kind: MATRIX (random, of the chosen type), NORM (F32 ones), ROUTER (random F32).
+enum { MATRIX, NORM, ROUTER };
+struct spec { const char *name; int64_t ne0, ne1, ne2; int kind; };
 
 int main(int argc, char **argv) {
     const char *tok = NULL, *out = NULL, *type_name = "f16";
-    int embd = 2048, layers = 16, heads = 32, kv_heads = 8, ff = 8192, ctx_len = 4096;
+    int embd = 2048, layers = 16, heads = 32, kv_heads = 8, ff = 8192, ctx_len = 4096, experts = 0, experts_used = 2;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -47,11 +54,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--ff")) ff = atoi(v);
         else if (!strcmp(a, "--ctx")) ctx_len = atoi(v);
         else if (!strcmp(a, "--type")) type_name = v;
+        else if (!strcmp(a, "--experts")) experts = atoi(v);
+        else if (!strcmp(a, "--experts-used")) experts_used = atoi(v);
         else { fprintf(stderr, "mkmodel: unknown flag %s\n", a); return 2; }
         i++;
     }
-    if (!tok || !out || embd % heads || heads % kv_heads) {
-        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m]\n");
+    if (!tok || !out || embd % heads || heads % kv_heads || experts < 0 || (experts && (experts_used < 1 || experts_used > experts))) {
+        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m --experts N --experts-used K]\n");
         return 2;
     }
     enum ggml_type wtype, hitype = GGML_TYPE_COUNT; // hitype: the Q4_K_M matrices in Q6_K
@@ -87,38 +96,54 @@ int main(int argc, char **argv) {
     gguf_set_val_u32(g, "llama.attention.head_count_kv", kv_heads);
     gguf_set_val_f32(g, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
     gguf_set_val_u32(g, "general.file_type", file_type);
+    if (experts) {
+        gguf_set_val_u32(g, "llama.expert_count", experts);
+        gguf_set_val_u32(g, "llama.expert_used_count", experts_used);
+    }
 
     int64_t kv = (int64_t)embd / heads * kv_heads;
-    int n_specs = 3 + 9 * layers;
+    int n_specs = 3 + (experts ? 10 : 9) * layers;
     struct spec *specs = calloc(n_specs, sizeof *specs);
     char (*names)[64] = calloc(n_specs, 64);
     int k = 0;
-    #define ADD(nm, a, b, isnorm) do { snprintf(names[k], 64, "%s", nm); specs[k] = (struct spec){names[k], a, b, isnorm}; k++; } while (0)
-    ADD("token_embd.weight", embd, vocab, 0);
+    #define ADD3(nm, a, b, c, kind) do { snprintf(names[k], 64, "%s", nm); specs[k] = (struct spec){names[k], a, b, c, kind}; k++; } while (0)
+    #define ADD(nm, a, b, kind) ADD3(nm, a, b, 1, kind)
+    ADD("token_embd.weight", embd, vocab, MATRIX);
     for (int l = 0; l < layers; l++) {
         char nm[64];
-        #define LAYER(suffix, a, b, isnorm) do { snprintf(nm, sizeof nm, "blk.%d.%s", l, suffix); ADD(nm, a, b, isnorm); } while (0)
-        LAYER("attn_norm.weight", embd, 1, 1);
-        LAYER("attn_q.weight", embd, embd, 0);
-        LAYER("attn_k.weight", embd, kv, 0);
-        LAYER("attn_v.weight", embd, kv, 0);
-        LAYER("attn_output.weight", embd, embd, 0);
-        LAYER("ffn_norm.weight", embd, 1, 1);
-        LAYER("ffn_gate.weight", embd, ff, 0);
-        LAYER("ffn_up.weight", embd, ff, 0);
-        LAYER("ffn_down.weight", ff, embd, 0);
+        #define LAYER3(suffix, a, b, c, kind) do { snprintf(nm, sizeof nm, "blk.%d.%s", l, suffix); ADD3(nm, a, b, c, kind); } while (0)
+        #define LAYER(suffix, a, b, kind) LAYER3(suffix, a, b, 1, kind)
+        LAYER("attn_norm.weight", embd, 1, NORM);
+        LAYER("attn_q.weight", embd, embd, MATRIX);
+        LAYER("attn_k.weight", embd, kv, MATRIX);
+        LAYER("attn_v.weight", embd, kv, MATRIX);
+        LAYER("attn_output.weight", embd, embd, MATRIX);
+        LAYER("ffn_norm.weight", embd, 1, NORM);
+        if (experts) {
+            LAYER("ffn_gate_inp.weight", embd, experts, ROUTER);
+            LAYER3("ffn_gate_exps.weight", embd, ff, experts, MATRIX);
+            LAYER3("ffn_up_exps.weight", embd, ff, experts, MATRIX);
+            LAYER3("ffn_down_exps.weight", ff, embd, experts, MATRIX);
+        } else {
+            LAYER("ffn_gate.weight", embd, ff, MATRIX);
+            LAYER("ffn_up.weight", embd, ff, MATRIX);
+            LAYER("ffn_down.weight", ff, embd, MATRIX);
+        }
     }
-    ADD("output_norm.weight", embd, 1, 1);
-    ADD("output.weight", embd, vocab, 0);
+    ADD("output_norm.weight", embd, 1, NORM);
+    ADD("output.weight", embd, vocab, MATRIX);
 
     struct ggml_init_params ip = {ggml_tensor_overhead() * (n_specs + 8), NULL, true};
     struct ggml_context *ctx = ggml_init(ip);
     struct ggml_tensor **ts = calloc(n_specs, sizeof *ts);
+    n_specs = k;
     for (int i = 0; i < n_specs; i++) {
-        enum ggml_type t = specs[i].norm ? GGML_TYPE_F32 : wtype;
+        enum ggml_type t = specs[i].kind != MATRIX ? GGML_TYPE_F32 : wtype;
         const char *nm = specs[i].name;
         if (hitype != GGML_TYPE_COUNT && (!strcmp(nm, "output.weight") || strstr(nm, "attn_v.") || strstr(nm, "ffn_down."))) t = hitype;
-        ts[i] = specs[i].norm ? ggml_new_tensor_1d(ctx, t, specs[i].ne0) : ggml_new_tensor_2d(ctx, t, specs[i].ne0, specs[i].ne1);
+        if (specs[i].kind == NORM) ts[i] = ggml_new_tensor_1d(ctx, t, specs[i].ne0);
+        else if (specs[i].ne2 > 1) ts[i] = ggml_new_tensor_3d(ctx, t, specs[i].ne0, specs[i].ne1, specs[i].ne2);
+        else ts[i] = ggml_new_tensor_2d(ctx, t, specs[i].ne0, specs[i].ne1);
         ggml_set_name(ts[i], specs[i].name);
         gguf_add_tensor(g, ts[i]);
     }
@@ -140,7 +165,7 @@ int main(int argc, char **argv) {
         void *conv = malloc(ggml_row_size(t->type, n_per_row) * 64);
         for (int64_t r = 0; r < rows; r += 64) {
             int64_t nr = rows - r < 64 ? rows - r : 64;
-            if (specs[i].norm) for (int64_t j = 0; j < n_per_row * nr; j++) row[j] = 1.0f;
+            if (specs[i].kind == NORM) for (int64_t j = 0; j < n_per_row * nr; j++) row[j] = 1.0f;
             else fill(row, (size_t)(n_per_row * nr), 0.02f);
             size_t bytes;
             if (t->type == GGML_TYPE_F32) { bytes = sizeof(float) * n_per_row * nr; memcpy(conv, row, bytes); }

@@ -7,6 +7,7 @@
 // dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
 // With GLU, a second matrix `up` (same shape and strides) is multiplied by the same src1
 // and the kernel stores silu(src0 . src1) * (up . src1): llama's gate, up and SWIGLU in one.
+// With IDS (MUL_MAT_ID), the batch is a (slot, token) pair and ids picks its expert's matrix.
 const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u;
 const OUTS = {{ROWS}}u * {{NCOLS}}u; // results per workgroup
@@ -57,8 +58,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let b = g / blocks;
   let b2 = b % p.Ne2;
   let b3 = b / p.Ne2;
+#if IDS
+  // MUL_MAT_ID: b2 is the slot, b3 the token; the pair's expert (clamped: ggml asserts it
+  // is in range) picks the matrix, b's row s % Ne11 of token b3 the vector.
+  let e = min(u32(max(ids_geti(b2 * p.I.x + b3 * p.I.y), 0)), p.Experts - 1u);
+  let a = e * p.A.z;
+  let v = (b2 % p.Ne11) * p.B.z + b3 * p.B.w;
+#else
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
   let v = b2 * p.B.z + b3 * p.B.w;
+#endif
   var acc: array<f32, {{ACC}}>;
 #if UNIT32
   // Runs of 32 elements per invocation (p.K a multiple of 32): a quantized block, or a

@@ -1,4 +1,5 @@
-// dst = softmax(src0 * scale + slope * mask) over each row; one workgroup per row.
+// dst = softmax(src0 * scale + slope * mask) over each row; one workgroup per row. With
+// SINKS, the head's sink logit sinks[i2] joins the row's maximum and sum (not its outputs).
 // The mask row is broadcast: mask[j, i1 % Me.y, i2 % Me.z, i3 % Me.w].
 
 // logit returns element j of the row at a, scaled and masked (mask row at m).
@@ -32,9 +33,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var mx = bitcast<f32>(0xff800000u); // -Inf
   for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) { mx = max(mx, logit(a, m, j, slope)); }
   mx = wg_max(lid, mx);
+#if SINKS
+  let sink = sinks_get(c.z * p.K);
+  mx = max(mx, sink);
+#endif
   var sum = 0.0;
   for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) { sum = sum + exp(logit(a, m, j, slope) - mx); }
-  let inv = 1.0 / wg_sum(lid, sum);
+  var total = wg_sum(lid, sum);
+#if SINKS
+  total = total + exp(sink - mx);
+#endif
+  let inv = 1.0 / total;
   for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) {
     dst_set(d + j * p.D.x, exp(logit(a, m, j, slope) - mx) * inv);
   }
