@@ -9,7 +9,7 @@ import (
 // Format is the storage format of an operand, as the kernels see it.
 type Format int
 
-// Formats the kernels can read (and, for F32, F16 and I32, write).
+// Formats the kernels can read (and, for F32, F16, BF16 and I32, write).
 const (
 	F32 Format = iota
 	F16
@@ -27,7 +27,7 @@ const (
 	Q5_K
 	Q2_K
 	Q3_K
-	// Formats being added (no row in quantFormats yet: the kernels cannot read them).
+	// Formats added later: the kernels read BF16 and those with a row in quantFormats.
 	BF16 // plain bfloat16, read and written like F16 (bf16.go)
 	IQ4_NL
 	IQ4_XS
@@ -159,8 +159,8 @@ func (f Format) Quantized() bool {
 // block holds BlockElems elements.
 func (f Format) BlockBytes() int { return quantFormats[f].bytes }
 
-// BlockElems returns the elements of one block of a quantized format (32, or 256 for the
-// k-quants; 0 for the others).
+// BlockElems returns the elements of one block of a quantized format (32, 64, 128 or 256;
+// 0 for the others).
 func (f Format) BlockElems() int { return quantFormats[f].elems }
 
 // QuantFormat returns the quantized format of ggml's type name (ggml_type_name, e.g.
