@@ -38,6 +38,7 @@ func Cases() []*Case {
 	cs = append(cs, graphCases()...)
 	cs = append(cs, quantCopyCases()...)
 	cs = append(cs, moeCases()...)
+	cs = append(cs, bf16Cases()...)
 	return cs
 }
 

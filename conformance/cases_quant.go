@@ -11,20 +11,22 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 // GET_ROWS (exact dequantization) the default threshold.
 
 // quantTypes are the quantized weight formats under test: blocks of 32 elements, then the
-// k-quants (blocks of 256).
+// k-quants (blocks of 256), then the ternary, FP4 and 1- and 2-bit formats (blocks of 256,
+// 32, 64 and 128 elements).
 var quantTypes = []tensor.Type{tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
-	tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q2_K, tensor.Q3_K}
+	tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q2_K, tensor.Q3_K,
+	tensor.TQ1_0, tensor.TQ2_0, tensor.MXFP4, tensor.NVFP4, tensor.Q1_0, tensor.Q2_0}
 
 func quantCases() []*Case {
 	one := [2]int64{1, 1}
 	var cs []*Case
 	for _, ta := range quantTypes {
-		// Row lengths in whole blocks: k1 (one block, two of 32), k2 (two, four of 32),
-		// k3 (three blocks).
+		// Row lengths in whole blocks: k1 (one block, two of 32), k2 (at least two blocks
+		// and 256 elements), k3 (three blocks).
 		be := int64(ta.BlockElems())
 		k1, k2, k3, ks := int64(64), int64(256), int64(96), []int64{32, 64, 4096}
-		if be == 256 {
-			k1, k2, k3, ks = 256, 512, 768, []int64{256, 512, 4096}
+		if be > 32 {
+			k1, k2, k3, ks = be, max(2*be, 256), 3*be, []int64{be, 2 * be, 4096}
 		}
 		for _, n := range []int64{1, 2, 4, 8, 16, 64} {
 			cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 67, n: n, k: k2, bs: one, nr: one}))
@@ -52,11 +54,11 @@ func quantCases() []*Case {
 			mulMatCase(mmSpec{ta: ta, m: 17, n: 2, k: k1, bs: one, nr: one, padB: true}),
 			mulMatCase(mmSpec{ta: ta, m: 17, n: 9, k: k1, bs: one, nr: one, padB: true}),
 		)
-		// GET_ROWS sources: rows of 1, 8, 2, 2, 1 and 3 blocks of 32 elements, or of 1, 2,
-		// 1, 1, 1 and 3 blocks of 256.
+		// GET_ROWS sources: rows of 1, 8, 2, 2, 1 and 3 blocks of 32 elements, or of 1,
+		// 256 elements (at least two blocks), 1, 1, 1 and 3 blocks of more.
 		b8 := be * 8
-		if be == 256 {
-			b8 = 2 * be
+		if be > 32 {
+			b8 = max(2*be, 256)
 		}
 		for _, s := range []struct {
 			src  [4]int64

@@ -261,8 +261,13 @@ func (r *Runner) encode(t tensor.Type, vals []float32, ne0 int64) ([]byte, error
 			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
 		}
 		return raw, nil
-	case tensor.F16:
-		h := r.L.FP32ToFP16(vals)
+	case tensor.F16, tensor.BF16:
+		var h []uint16
+		if t == tensor.F16 {
+			h = r.L.FP32ToFP16(vals)
+		} else {
+			h = r.L.FP32ToBF16(vals)
+		}
 		raw := make([]byte, 2*len(h))
 		for i, v := range h {
 			binary.LittleEndian.PutUint16(raw[2*i:], v)
@@ -319,15 +324,18 @@ func (r *Runner) read(t ggml.Tensor) ([]float32, error) {
 						out = append(out, float32(int32(binary.LittleEndian.Uint32(raw[off:]))))
 					case tensor.I64:
 						out = append(out, float32(int64(binary.LittleEndian.Uint64(raw[off:]))))
-					case tensor.F16:
+					case tensor.F16, tensor.BF16:
 						halves = append(halves, binary.LittleEndian.Uint16(raw[off:]))
 					}
 				}
 			}
 		}
 	}
-	if typ == tensor.F16 {
+	switch typ {
+	case tensor.F16:
 		out = r.L.FP16ToFP32(halves)
+	case tensor.BF16:
+		out = r.L.BF16ToFP32(halves)
 	}
 	return out, nil
 }

@@ -205,7 +205,8 @@ func TestSupportsRejects(t *testing.T) {
 }
 
 func TestQuantTypes(t *testing.T) {
-	require.Equal(t, []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K}, quantTypes)
+	require.Equal(t, []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+		tensor.TQ1_0, tensor.TQ2_0, tensor.MXFP4, tensor.NVFP4, tensor.Q1_0, tensor.Q2_0}, quantTypes)
 	for _, q := range quantTypes {
 		f, ok := format(q)
 		require.True(t, ok)

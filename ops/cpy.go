@@ -2,7 +2,7 @@ package ops
 
 import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 
-// CPY, CONT, DUP: copy with conversion between F32 and F16, any strides on both sides.
+// CPY, CONT, DUP: copy with conversion between F32, F16 and BF16, any strides on both sides.
 // CPY writes into src1's memory (dst is a view of it); the two may differ in shape but
 // not in element count.
 
@@ -12,7 +12,7 @@ type cpyParams struct {
 }
 
 func init() {
-	describeFamily("CPY, CONT, DUP", "F32, F16 to F32, F16", "any strides on both sides, shapes may differ")
+	describeFamily("CPY, CONT, DUP", "F32, F16, BF16 to F32, F16, BF16", "any strides on both sides, shapes may differ")
 	register(tensor.OpCpy, family{supports: supportsCpy, lower: lowerCpy, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{node(tensor.OpCpy, contiguous(tensor.F16, 6), nil, f32(6), contiguous(tensor.F16, 6))}
 		return append(ex, quantCopyExamples()...)
@@ -21,6 +21,8 @@ func init() {
 		return []*tensor.Tensor{
 			node(tensor.OpCont, f32(6), nil, contiguous(tensor.F16, 6)),
 			node(tensor.OpCont, contiguous(tensor.F16, 6), nil, contiguous(tensor.F16, 6)),
+			node(tensor.OpCont, contiguous(tensor.BF16, 6), nil, f32(6)),
+			node(tensor.OpCont, f32(6), nil, contiguous(tensor.BF16, 6)),
 		}
 	}})
 	register(tensor.OpDup, family{supports: supportsCpy, lower: lowerCpy, examples: func() []*tensor.Tensor {
@@ -30,12 +32,16 @@ func init() {
 
 func isFloat(t tensor.Type) bool { return t == tensor.F32 || t == tensor.F16 }
 
+// isFloatOrBF16 adds BF16 to isFloat, for the ops that read or write it (copies, rows,
+// matrix weights).
+func isFloatOrBF16(t tensor.Type) bool { return isFloat(t) || t == tensor.BF16 }
+
 func supportsCpy(t *tensor.Tensor, _ *Limits) bool {
 	a := t.Src[0]
 	if a != nil && quantCopy(t) {
 		return supportsQuantCopy(t)
 	}
-	if a == nil || !isFloat(a.Type) || !isFloat(t.Type) || a.Elems() != t.Elems() {
+	if a == nil || !isFloatOrBF16(a.Type) || !isFloatOrBF16(t.Type) || a.Elems() != t.Elems() {
 		return false
 	}
 	return elementAligned(a) && elementAligned(t)

@@ -2,7 +2,7 @@ package ops
 
 import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 
-// GET_ROWS: dst[:, i1, i2, i3] = src0[:, rows[i1, i2, i3], i2, i3]; src0 F32, F16 or
+// GET_ROWS: dst[:, i1, i2, i3] = src0[:, rows[i1, i2, i3], i2, i3]; src0 F32, F16, BF16 or
 // quantized (rows of whole blocks, see quantRows; dequantized eight elements at a time),
 // rows I32, dst F32.
 
@@ -13,11 +13,12 @@ type getRowsParams struct {
 }
 
 func init() {
-	describeFamily("GET_ROWS", "F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K rows; I32 indices", "batched over dims 2, 3; F32 result")
+	describeFamily("GET_ROWS", "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 rows; I32 indices", "batched over dims 2, 3; F32 result")
 	register(tensor.OpGetRows, family{supports: supportsGetRows, lower: lowerGetRows, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{
 			node(tensor.OpGetRows, f32(4, 3), nil, contiguous(tensor.F16, 4, 5), contiguous(tensor.I32, 3)),
 			node(tensor.OpGetRows, f32(4, 3), nil, f32(4, 5), contiguous(tensor.I32, 3)),
+			node(tensor.OpGetRows, f32(4, 3), nil, contiguous(tensor.BF16, 4, 5), contiguous(tensor.I32, 3)),
 		}
 		for _, q := range quantTypes {
 			k := int64(max(64, q.BlockElems()))
@@ -29,7 +30,7 @@ func init() {
 
 func supportsGetRows(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || !(isFloat(a.Type) || quantized(a.Type)) || b.Type != tensor.I32 || t.Type != tensor.F32 {
+	if a == nil || b == nil || !(isFloatOrBF16(a.Type) || quantized(a.Type)) || b.Type != tensor.I32 || t.Type != tensor.F32 {
 		return false
 	}
 	if quantized(a.Type) && !quantRows(a) {

@@ -7,8 +7,8 @@ import (
 )
 
 // MUL_MAT: dst[i, j, b2, b3] = sum_k src0[k, i, b2/r2, b3/r3] * src1[k, j, b2, b3] with
-// src0 F32, F16 (any strides) or quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K,
-// Q4_K, Q5_K, Q6_K: rows of whole blocks, see quantRows), src1 F32 (any strides), dst F32.
+// src0 F32, F16, BF16 (any strides) or quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K,
+// Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0: rows of whole blocks, see quantRows), src1 F32 (any strides), dst F32.
 // Few columns (decode) use the mat-vec kernels, more use the tiled kernel. Quantized rows are always read eight
 // elements at a time, dequantized in registers by their format's routine (wgsl/formats.go).
 
@@ -107,7 +107,7 @@ func vec8(t *tensor.Tensor) bool {
 }
 
 func init() {
-	describeFamily("MUL_MAT", "F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K x F32",
+	describeFamily("MUL_MAT", "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 x F32",
 		"batched, src0 broadcast over dims 2, 3; any strides (quantized src0: rows of whole blocks)")
 	register(tensor.OpMulMat, family{supports: supportsMulMat, lower: lowerMulMat, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{
@@ -119,6 +119,10 @@ func init() {
 			node(tensor.OpMulMat, f32(3, 8), nil, contiguous(tensor.F16, 16, 3), f32(16, 8)),                      // vectorised mat-vec, most columns
 			node(tensor.OpMulMat, f32(2048, 2048), nil, contiguous(tensor.F16, 16, 2048), f32(16, 2048)),          // large tiles
 			node(tensor.OpMulMat, f32(2048, 2048), nil, contiguous(tensor.Q4_K, 256, 2048), padded(256, 2048, 1)), // large tiles, src1 by element
+			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.BF16, 5, 3), f32(5, 2)),  // BF16: mat-vec
+			node(tensor.OpMulMat, f32(3, 1), nil, contiguous(tensor.BF16, 16, 3), f32(16, 1)),
+			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.BF16, 5, 3), f32(5, 9)),
+			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.BF16, 16, 3), f32(16, 9)),
 		}
 		for _, q := range quantTypes {
 			k := int64(max(64, q.BlockElems()))
@@ -137,7 +141,7 @@ func init() {
 
 func supportsMulMat(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || !(isFloat(a.Type) || quantized(a.Type)) || b.Type != tensor.F32 || t.Type != tensor.F32 {
+	if a == nil || b == nil || !(isFloatOrBF16(a.Type) || quantized(a.Type)) || b.Type != tensor.F32 || t.Type != tensor.F32 {
 		return false
 	}
 	if quantized(a.Type) && !quantRows(a) {

@@ -134,6 +134,8 @@ func format(t tensor.Type) (wgsl.Format, bool) {
 		return wgsl.I32, true
 	case tensor.I64:
 		return wgsl.I64, true
+	case tensor.BF16:
+		return wgsl.BF16, true
 	}
 	if t.Quantized() {
 		// the formats of wgsl/formats.go, by ggml's type name

@@ -73,7 +73,9 @@ func supportsQuantCopy(t *tensor.Tensor) bool {
 	case isFloat(a.Type) && t.Type.Quantized():
 		return quantWriteRows(t)
 	case quantized(a.Type) && isFloat(t.Type):
-		return quantRows(a) && a.Type.BlockElems() == 32
+		// back from the KV cache's types (those with a quantizer)
+		_, kv := writeFormat(a.Type)
+		return kv && quantRows(a) && a.Type.BlockElems() == 32
 	}
 	return false
 }
@@ -105,7 +107,7 @@ func quantCopyExamples() []*tensor.Tensor {
 				node(tensor.OpCpy, contiguous(q, 64, 3), nil, f32(64, 3), contiguous(q, 64, 3)),
 				node(tensor.OpCpy, contiguous(q, 32, 6), nil, contiguous(tensor.F16, 32, 6), contiguous(q, 32, 6)))
 		}
-		if quantized(q) && q.BlockElems() == 32 {
+		if _, ok := writeFormat(q); ok && quantized(q) {
 			ex = append(ex,
 				node(tensor.OpCpy, f32(64, 3), nil, contiguous(q, 64, 3), f32(64, 3)),
 				node(tensor.OpCpy, contiguous(tensor.F16, 64, 3), nil, contiguous(q, 64, 3), contiguous(tensor.F16, 64, 3)))

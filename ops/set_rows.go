@@ -3,7 +3,7 @@ package ops
 import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 
 // SET_ROWS: dst[:, rows[i1, i2 % ne11, i3 % ne12], i2, i3] = src0[:, i1, i2, i3], where dst
-// is a view of src2 (the destination base); src0 F32 or F16, rows I32 or I64, dst F32 or F16.
+// is a view of src2 (the destination base); src0 F32 or F16, rows I32 or I64, dst F32, F16 or BF16.
 
 type setRowsParams struct {
 	Ne, A, Be, B, D [4]uint32 // src0 shape, strides; rows shape, strides; dst strides
@@ -12,18 +12,19 @@ type setRowsParams struct {
 }
 
 func init() {
-	describeFamily("SET_ROWS", "F32, F16 to F32, F16; I32, I64 indices", "indices broadcast over dims 2, 3")
+	describeFamily("SET_ROWS", "F32, F16 to F32, F16, BF16; I32, I64 indices", "indices broadcast over dims 2, 3")
 	register(tensor.OpSetRows, family{supports: supportsSetRows, lower: lowerSetRows, examples: func() []*tensor.Tensor {
 		return append([]*tensor.Tensor{
 			node(tensor.OpSetRows, contiguous(tensor.F16, 4, 6), nil, f32(4, 3), contiguous(tensor.I64, 3)),
 			node(tensor.OpSetRows, f32(4, 6), nil, f32(4, 3), contiguous(tensor.I32, 3)),
+			node(tensor.OpSetRows, contiguous(tensor.BF16, 4, 6), nil, f32(4, 3), contiguous(tensor.I64, 3)),
 		}, quantSetRowsExamples()...)
 	}})
 }
 
 func supportsSetRows(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || !isFloat(a.Type) || !(isFloat(t.Type) || quantWriteRows(t)) || (b.Type != tensor.I32 && b.Type != tensor.I64) {
+	if a == nil || b == nil || !isFloat(a.Type) || !(isFloatOrBF16(t.Type) || quantWriteRows(t)) || (b.Type != tensor.I32 && b.Type != tensor.I64) {
 		return false
 	}
 	if a.Ne[0] != t.Ne[0] || a.Ne[2] != t.Ne[2] || a.Ne[3] != t.Ne[3] || b.Ne[0] != a.Ne[1] {

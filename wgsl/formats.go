@@ -9,7 +9,7 @@ import (
 // Format is the storage format of an operand, as the kernels see it.
 type Format int
 
-// Formats the kernels can read (and, for F32, F16 and I32, write).
+// Formats the kernels can read (and, for F32, F16, BF16 and I32, write).
 const (
 	F32 Format = iota
 	F16
@@ -27,8 +27,8 @@ const (
 	Q5_K
 	Q2_K
 	Q3_K
-	// Formats being added (no row in quantFormats yet: the kernels cannot read them).
-	BF16
+	// Formats added later: the kernels read BF16 and those with a row in quantFormats.
+	BF16 // plain bfloat16, read and written like F16 (bf16.go)
 	IQ4_NL
 	IQ4_XS
 	IQ2_XXS
@@ -62,6 +62,8 @@ func (f Format) String() string {
 		return "i32"
 	case I64:
 		return "i64"
+	case BF16:
+		return "bf16"
 	}
 	return fmt.Sprintf("format(%d)", int(f))
 }
@@ -74,7 +76,7 @@ func (f Format) OffsetUnit() int {
 		return 1
 	}
 	switch f {
-	case F16:
+	case F16, BF16:
 		return 2
 	case I64:
 		return 8
@@ -121,6 +123,8 @@ func (f Format) accessors(name string, binding int, written bool) string {
 				"  let h = pack2x16float(vec2<f32>(v, 0.0)) & 0xffffu;\n"+
 				"  atomicAnd(&%[1]s[e >> 1u], ~(0xffffu << sh));\n"+
 				"  atomicOr(&%[1]s[e >> 1u], h << sh);\n}\n", name)
+	case BF16:
+		return bf16Accessors(decl, name, written)
 	}
 	panic("wgsl: unknown format")
 }
@@ -142,6 +146,8 @@ func (f Format) vecAccessors(name string, binding int) (string, error) {
 			"fn %[1]s_get8(i: u32) -> mat2x4<f32> {\n"+
 				"  let w = %[1]s[(p.%[1]s_off + i) >> 3u];\n"+
 				"  return mat2x4<f32>(vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));\n}\n", name), nil
+	case BF16:
+		return bf16VecAccessors(decl, name), nil
 	}
 	return "", fmt.Errorf("wgsl: no vector access for %s", f)
 }
@@ -156,8 +162,8 @@ func (f Format) Quantized() bool {
 // block holds BlockElems elements.
 func (f Format) BlockBytes() int { return quantFormats[f].bytes }
 
-// BlockElems returns the elements of one block of a quantized format (32, or 256 for the
-// k-quants; 0 for the others).
+// BlockElems returns the elements of one block of a quantized format (32, 64, 128 or 256;
+// 0 for the others).
 func (f Format) BlockElems() int { return quantFormats[f].elems }
 
 // QuantFormat returns the quantized format of ggml's type name (ggml_type_name, e.g.
@@ -305,6 +311,54 @@ var quantFormats = map[Format]quantFormat{
   let hb = 4u * (s >> 4u) + ((s >> 2u) & 3u);
   return mat2x4<f32>(d * (vec4<f32>(ux4(NAME_bytes4(o), sh, 3u)) - 4.0 + 4.0 * vec4<f32>(ux4(NAME_bytes4(hm), hb, 1u))),
                      d * (vec4<f32>(ux4(NAME_bytes4(o + 4u), sh, 3u)) - 4.0 + 4.0 * vec4<f32>(ux4(NAME_bytes4(hm + 4u), hb, 1u))));`},
+	// {u8 e; u8 qs[16]}: E2M1 nibbles ordered as Q4_0's, doubled (fp4x4), under the
+	// E8M0 exponent e halved: x = v * 2^(e - 128) (2^-128 and 2^-127 for e = 0, 1, as
+	// ggml_e8m0_to_fp32_half).
+	MXFP4: {"mxfp4", 32, 17, `
+  let e = NAME_bytes4(b) & 0xffu;
+  let d = select(bitcast<f32>((e - 1u) << 23u), bitcast<f32>(0x00200000u << e), e < 2u);
+  let o = b + 1u + 8u * (s & 1u);
+  let sh = 4u * (s >> 1u);
+  return mat2x4<f32>(d * fp4x4(NAME_bytes4(o), sh), d * fp4x4(NAME_bytes4(o + 4u), sh));`},
+	// {u8 d[4]; u8 qs[32]}: four sub-blocks of 16 elements, sub-block k scaled by the UE4M3
+	// byte d[k] (ue4m3, halved) with its elements j < 8 the low nibbles of qs[8k + j] and
+	// j + 8 their high nibbles, E2M1 doubled (fp4x4): x = v * d_k.
+	NVFP4: {"nvfp4", 64, 36, `
+  let d = ue4m3(NAME_bytes4(b + (s >> 1u)) & 0xffu);
+  let o = b + 4u + 8u * (s >> 1u);
+  let sh = 4u * (s & 1u);
+  return mat2x4<f32>(d * fp4x4(NAME_bytes4(o), sh), d * fp4x4(NAME_bytes4(o + 4u), sh));`},
+	// {u8 qs[48]; u8 qh[4]; f16 d}: ternary digits, five per byte of qs and four per byte
+	// of qh (tq1x4). Elements 0..159 are digit n = e / 32 of qs[e % 32], 160..239 digit
+	// (e - 160) / 16 of qs[32 + e % 16], 240..255 digit (e - 240) / 4 of qh[e % 4];
+	// x = (q - 1) d.
+	TQ1_0: {"tq1_0", 256, 54, `
+  let d = unpack2x16float(NAME_bytes4(b + 52u)).x;
+  let t = s - 20u;
+  let last = s >= 30u;
+  let o = select(select(b + 32u + 8u * (t & 1u), b + 48u, last), b + 8u * (s & 3u), s < 20u);
+  let n = select(select(t >> 1u, 2u * (s - 30u), last), s >> 2u, s < 20u);
+  return mat2x4<f32>(d * (tq1x4(NAME_bytes4(o), n) - 1.0), d * (tq1x4(NAME_bytes4(select(o + 4u, o, last)), select(n, n + 1u, last)) - 1.0));`},
+	// {u8 qs[64]; f16 d}: 2-bit values in Q2_K's runs (run r of half h: bits 2r, 2r + 1 of
+	// qs[32 h ..]); x = (q - 1) d.
+	TQ2_0: {"tq2_0", 256, 66, `
+  let d = unpack2x16float(NAME_bytes4(b + 64u)).x;
+  let o = b + 32u * (s >> 4u) + 8u * (s & 3u);
+  let sh = 2u * ((s >> 2u) & 3u);
+  return mat2x4<f32>(d * (vec4<f32>(ux4(NAME_bytes4(o), sh, 3u)) - 1.0), d * (vec4<f32>(ux4(NAME_bytes4(o + 4u), sh, 3u)) - 1.0));`},
+	// {f16 d; u8 qs[16]}: one bit per element, element j bit j % 8 of qs[j / 8]; x = d for
+	// a set bit, -d otherwise.
+	Q1_0: {"q1_0", 128, 18, `
+  let d = unpack2x16float(NAME_bytes4(b)).x;
+  let h = NAME_bytes4(b + 2u + s);
+  return mat2x4<f32>(d * (2.0 * bits4(h) - 1.0), d * (2.0 * bits4(h >> 4u) - 1.0));`},
+	// {f16 d; u8 qs[16]}: two bits per element, element j bits 2 (j % 4), 2 (j % 4) + 1 of
+	// qs[j / 4]; x = (q - 1) d.
+	Q2_0: {"q2_0", 64, 18, `
+  let d = unpack2x16float(NAME_bytes4(b)).x;
+  let w = vec4<u32>(NAME_bytes4(b + 2u + 2u * s));
+  return mat2x4<f32>(d * (vec4<f32>((w >> vec4<u32>(0u, 2u, 4u, 6u)) & vec4<u32>(3u)) - 1.0),
+                     d * (vec4<f32>((w >> vec4<u32>(8u, 10u, 12u, 14u)) & vec4<u32>(3u)) - 1.0));`},
 }
 
 // accessors declares a quantized operand as u32 words, NAME_bytes4(a) and the

@@ -135,7 +135,9 @@ func TestQuantizedFormats(t *testing.T) {
 		name         string
 		elems, bytes int
 	}{Q8_0: {"q8_0", 32, 34}, Q4_0: {"q4_0", 32, 18}, Q4_1: {"q4_1", 32, 20}, Q5_0: {"q5_0", 32, 22}, Q5_1: {"q5_1", 32, 24},
-		Q2_K: {"q2_K", 256, 84}, Q3_K: {"q3_K", 256, 110}, Q4_K: {"q4_K", 256, 144}, Q5_K: {"q5_K", 256, 176}, Q6_K: {"q6_K", 256, 210}} {
+		Q2_K: {"q2_K", 256, 84}, Q3_K: {"q3_K", 256, 110}, Q4_K: {"q4_K", 256, 144}, Q5_K: {"q5_K", 256, 176}, Q6_K: {"q6_K", 256, 210},
+		MXFP4: {"mxfp4", 32, 17}, NVFP4: {"nvfp4", 64, 36}, TQ1_0: {"tq1_0", 256, 54}, TQ2_0: {"tq2_0", 256, 66},
+		Q1_0: {"q1_0", 128, 18}, Q2_0: {"q2_0", 64, 18}} {
 		require.True(t, f.Quantized())
 		require.Equal(t, want.name, f.String())
 		require.Equal(t, want.elems, f.BlockElems())
@@ -153,4 +155,7 @@ func TestQuantizedFormats(t *testing.T) {
 	}
 	require.False(t, F16.Quantized())
 	require.Equal(t, 2, F16.OffsetUnit())
+	require.False(t, BF16.Quantized())
+	require.Equal(t, 2, BF16.OffsetUnit())
+	require.Equal(t, "bf16", BF16.String())
 }

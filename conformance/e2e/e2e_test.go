@@ -136,9 +136,11 @@ func TestQuantizedKCacheLogits(t *testing.T) {
 }
 
 // TestQuantizedLlamaLogits writes small llama models with Q8_0, Q4_0, Q4_K, Q6_K, mixed
-// Q4_K/Q6_K (Q4_K_M-like), Q5_K, Q2_K and Q3_K weights (the tiny model's vocabulary,
-// random weights; conformance/host/mkmodel) and compares their logits on WGPU0, every
-// layer and the output matrix there, with the CPU backend's.
+// Q4_K/Q6_K (Q4_K_M-like), Q5_K, Q2_K, Q3_K, BF16 and MXFP4 weights (the tiny model's
+// vocabulary, random weights; conformance/host/mkmodel) and compares their logits on
+// WGPU0, every layer and the output matrix there, with the CPU backend's.
+// GGML_WGPU_E2E_TYPES=all adds TQ1_0, TQ2_0, NVFP4, Q1_0 and Q2_0 models (about ten
+// seconds each on lavapipe; the conformance suite covers their kernels).
 func TestQuantizedLlamaLogits(t *testing.T) {
 	root := repoRoot(t)
 	tiny := tinyModel(t, root)
@@ -146,10 +148,16 @@ func TestQuantizedLlamaLogits(t *testing.T) {
 	mk, _ := buildHost(t, root, "mkmodel")
 	// minMiB: a little under the output matrix alone (32000 x 256: bits per weight *
 	// 0.977 MiB; Q6_K's in the mixed model).
-	for _, c := range []struct {
+	type model struct {
 		typ    string
 		minMiB float64
-	}{{"q8_0", 8}, {"q4_0", 4.25}, {"q4_k", 4.25}, {"q6_k", 6.25}, {"q4_k_m", 6.25}, {"q5_k", 5.25}, {"q2_k", 2.5}, {"q3_k", 3.25}} {
+	}
+	models := []model{{"q8_0", 8}, {"q4_0", 4.25}, {"q4_k", 4.25}, {"q6_k", 6.25}, {"q4_k_m", 6.25}, {"q5_k", 5.25}, {"q2_k", 2.5}, {"q3_k", 3.25},
+		{"bf16", 15.5}, {"mxfp4", 4}}
+	if os.Getenv("GGML_WGPU_E2E_TYPES") == "all" {
+		models = append(models, model{"tq1_0", 1.5}, model{"tq2_0", 1.95}, model{"nvfp4", 4.25}, model{"q1_0", 1.05}, model{"q2_0", 2.1})
+	}
+	for _, c := range models {
 		typ := c.typ
 		t.Run(typ, func(t *testing.T) {
 			model := filepath.Join(t.TempDir(), typ+".gguf")

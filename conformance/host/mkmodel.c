@@ -8,7 +8,8 @@
 // and ffn_down_exps [ff, embd, N].
 //
 //   mkmodel -t tokenizer.gguf -o out.gguf [--embd 2048] [--layers 16] [--heads 32]
-//           [--kv-heads 8] [--ff 8192] [--ctx 4096] [--type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m]
+//           [--kv-heads 8] [--ff 8192] [--ctx 4096]
+//           [--type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0]
 //           [--experts 0] [--experts-used 2]
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,7 @@ int main(int argc, char **argv) {
         i++;
     }
     if (!tok || !out || embd % heads || heads % kv_heads || experts < 0 || (experts && (experts_used < 1 || experts_used > experts))) {
-        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m --experts N --experts-used K]\n");
+        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0 --experts N --experts-used K]\n");
         return 2;
     }
     enum ggml_type wtype, hitype = GGML_TYPE_COUNT; // hitype: the Q4_K_M matrices in Q6_K
@@ -75,6 +76,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(type_name, "q5_k")) { wtype = GGML_TYPE_Q5_K; file_type = 16; }
     else if (!strcmp(type_name, "q6_k")) { wtype = GGML_TYPE_Q6_K; file_type = 18; }
     else if (!strcmp(type_name, "q4_k_m")) { wtype = GGML_TYPE_Q4_K; hitype = GGML_TYPE_Q6_K; file_type = 15; }
+    else if (!strcmp(type_name, "bf16")) { wtype = GGML_TYPE_BF16; file_type = 32; }
+    else if (!strcmp(type_name, "tq1_0")) { wtype = GGML_TYPE_TQ1_0; file_type = 36; }
+    else if (!strcmp(type_name, "tq2_0")) { wtype = GGML_TYPE_TQ2_0; file_type = 37; }
+    else if (!strcmp(type_name, "mxfp4")) { wtype = GGML_TYPE_MXFP4; file_type = 38; }
+    else if (!strcmp(type_name, "nvfp4")) { wtype = GGML_TYPE_NVFP4; file_type = 39; }
+    else if (!strcmp(type_name, "q1_0")) { wtype = GGML_TYPE_Q1_0; file_type = 40; }
+    else if (!strcmp(type_name, "q2_0")) { wtype = GGML_TYPE_Q2_0; file_type = 41; }
     else { fprintf(stderr, "mkmodel: unknown type %s\n", type_name); return 2; }
 
     struct gguf_init_params gp = {true, NULL};
@@ -170,6 +178,7 @@ int main(int argc, char **argv) {
             size_t bytes;
             if (t->type == GGML_TYPE_F32) { bytes = sizeof(float) * n_per_row * nr; memcpy(conv, row, bytes); }
             else if (t->type == GGML_TYPE_F16) { ggml_fp32_to_fp16_row(row, conv, n_per_row * nr); bytes = 2 * n_per_row * nr; }
+            else if (t->type == GGML_TYPE_BF16) { ggml_fp32_to_bf16_row_ref(row, conv, n_per_row * nr); bytes = 2 * n_per_row * nr; }
             else bytes = ggml_quantize_chunk(t->type, row, conv, 0, nr, n_per_row, NULL);
             fwrite(conv, 1, bytes, f);
         }

@@ -109,3 +109,29 @@ fn wg_max(lid: u32, v: f32) -> f32 {
   workgroupBarrier();
   return r;
 }
+
+// MXFP4 and NVFP4 (formats.go): the E2M1 nibbles at bit sh of each byte of w, doubled as
+// ggml's kvalues_fp4 (0, 1, 2, 3, 4, 6, 8, 12, bit 3 the sign).
+fn fp4x4(w: u32, sh: u32) -> vec4<f32> {
+  let q = ux4(w, sh, 15u);
+  let m = q & vec4<u32>(7u);
+  let big = (vec4<u32>(2u) + (m & vec4<u32>(1u))) << ((m >> vec4<u32>(1u)) - vec4<u32>(1u));
+  let v = vec4<f32>(select(m, big, m >= vec4<u32>(4u)));
+  return select(v, -v, (q & vec4<u32>(8u)) != vec4<u32>(0u));
+}
+// An NVFP4 scale: the UE4M3 byte x (4 exponent bits biased by 7 over 3 mantissa bits, bit
+// 7 ignored; 0 and 0x7f read as zero), halved as ggml_ue4m3_to_fp32.
+fn ue4m3(x: u32) -> f32 {
+  let e = (x >> 3u) & 15u;
+  let m = f32(x & 7u);
+  let v = select(ldexp(1.0 + m / 8.0, i32(e) - 7), ldexp(m, -9), e == 0u);
+  return select(0.5 * v, 0.0, x == 0u || x == 0x7fu);
+}
+// TQ1_0 (formats.go): base-3 digit n (0..4) of each byte of w, a byte holding its digits
+// as the fraction byte / 256 (digit n is the integer part of 3 times the byte multiplied
+// by 3^n modulo 256).
+fn tq1x4(w: u32, n: u32) -> vec4<f32> {
+  let p3 = select((0x1b090301u >> (8u * n)) & 0xffu, 81u, n == 4u);
+  let q = (ux4(w, 0u, 255u) * vec4<u32>(p3)) & vec4<u32>(255u);
+  return vec4<f32>((q * vec4<u32>(3u)) >> vec4<u32>(8u));
+}
