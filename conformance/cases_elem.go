@@ -17,6 +17,7 @@ func elemCases() []*Case {
 	var cs []*Case
 	cs = append(cs, unaryOpCases()...)
 	cs = append(cs, mathCases()...)
+	cs = append(cs, gluOpCases()...)
 	return cs
 }
 
@@ -155,4 +156,65 @@ func mathCases() []*Case {
 		}
 	}
 	return cs
+}
+
+// gluOpCases covers every GLU op for F32 and F16 (SWIGLU_OAI: F32, as the CPU backend), in
+// the fused form (swapped too, rows of a wider tensor too) and the split form, as
+// test-backend-ops' test_glu and test_glu_split (SWIGLU_OAI with alpha 1.702, limit 7).
+func gluOpCases() []*Case {
+	var cs []*Case
+	for op := tensor.GLUOp(0); op < tensor.GLUOpCount; op++ {
+		types := []tensor.Type{f32, f16}
+		if op == tensor.GLUSwiGLUOAI {
+			types = types[:1]
+		}
+		for _, t := range types {
+			for _, v := range []struct {
+				form   string
+				ne     [4]int64
+				layout srcLayout
+			}{
+				{"fused", shape(33, 3, 2), layoutPlain},
+				{"swapped", shape(7, 5, 3, 2), layoutRows},
+				{"split", shape(64, 2, 2, 2), layoutPlain},
+				{"split", shape(7, 5, 3, 2), layoutRows},
+			} {
+				cs = append(cs, gluOpCase(op, t, v.form, v.ne, v.layout))
+			}
+		}
+	}
+	return cs
+}
+
+// gluOpCase builds a GLU op producing rows of ne[0] outputs, on inputs from [-150,150]
+// (SWIGLU_OAI and SWIGLU_CLAMP: [-10,10], around their limit).
+func gluOpCase(op tensor.GLUOp, t tensor.Type, form string, ne [4]int64, layout srcLayout) *Case {
+	init := Uniform(-150, 150)
+	if op == tensor.GLUSwiGLUOAI || op == tensor.GLUSwiGLUClamp {
+		init = Uniform(-10, 10)
+	}
+	name := fmt.Sprintf("GLU(op=%s,%s,type=%s,ne=%s%s)", op, form, t, fmtNe(ne), srcLayoutNames[layout])
+	return &Case{Name: name, Op: "GLU(" + op.String() + ")", Types: t.String() + " " + form,
+		MaxNMSE: DefaultThreshold(t == f16), Init: init,
+		Build: func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			var a, g ggml.Tensor
+			if form == "split" {
+				a, g = oneSrcSource(b, t, ne, layout), oneSrcSource(b, t, ne, layout)
+			} else {
+				s := ne
+				s[0] *= 2
+				a = oneSrcSource(b, t, s, layout)
+			}
+			switch op {
+			case tensor.GLUSwiGLUOAI:
+				return l.SwiGLUOAI(ctx, a, g, 1.702, 7)
+			case tensor.GLUSwiGLUClamp:
+				return l.SwiGLUClamp(ctx, a, g, 7)
+			}
+			if form == "split" {
+				return l.GLUSplit(ctx, a, g, op)
+			}
+			return l.GLU(ctx, a, op, form == "swapped")
+		}}
 }
