@@ -18,6 +18,7 @@ func elemCases() []*Case {
 	cs = append(cs, unaryOpCases()...)
 	cs = append(cs, mathCases()...)
 	cs = append(cs, gluOpCases()...)
+	cs = append(cs, binaryF16Cases()...)
 	return cs
 }
 

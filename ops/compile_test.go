@@ -176,6 +176,8 @@ func TestSupportsRejects(t *testing.T) {
 		"quantized src1":        node(tensor.OpMulMat, f32(4, 2), nil, f32(64, 4), contiguous(tensor.Q8_0, 64, 2)),
 		"quantized result":      node(tensor.OpGetRows, contiguous(tensor.Q8_0, 64, 2), nil, contiguous(tensor.Q8_0, 64, 4), contiguous(tensor.I32, 2)),
 		"f32 add into f16":      node(tensor.OpAdd, contiguous(tensor.F16, 4), nil, f32(4), f32(4)),
+		"f32 add of f16":        node(tensor.OpAdd, f32(4), nil, f32(4), contiguous(tensor.F16, 4)),
+		"add1 of a vector":      node(tensor.OpAdd1, f32(4), nil, f32(4), f32(4)),
 		"non-repeatable src1":   node(tensor.OpAdd, f32(4, 3), nil, f32(4, 3), f32(3)),
 		"unknown unary":         node(tensor.OpUnary, f32(4), []int32{int32(tensor.UnaryOpCount)}, f32(4)),
 		"f16 scale":             node(tensor.OpScale, contiguous(tensor.F16, 4), nil, contiguous(tensor.F16, 4)),
