@@ -19,6 +19,7 @@ func elemCases() []*Case {
 	cs = append(cs, mathCases()...)
 	cs = append(cs, gluOpCases()...)
 	cs = append(cs, binaryF16Cases()...)
+	cs = append(cs, layoutCases()...)
 	return cs
 }
 
