@@ -20,6 +20,7 @@ func elemCases() []*Case {
 	cs = append(cs, gluOpCases()...)
 	cs = append(cs, binaryF16Cases()...)
 	cs = append(cs, layoutCases()...)
+	cs = append(cs, intCases()...)
 	return cs
 }
 

@@ -118,3 +118,42 @@ func arangeCase(start, stop, step float32) *Case {
 		Types: "f32", MaxNMSE: DefaultMaxNMSE,
 		Build: func(b *Builder) ggml.Tensor { return b.L.Arange(b.Ctx, start, stop, step) }}
 }
+
+// intCases covers GET_ROWS of I32 rows (test_get_rows with I32) and copies from and into
+// I32 (CPY F32 -> I32 truncates, I32 -> F32, I32 -> I32, CONT of a permuted I32 tensor).
+func intCases() []*Case {
+	i32 := tensor.I32
+	cs := []*Case{
+		{Name: "GET_ROWS(type=i32,n=5,m=7,r=4,b=2)", Op: "GET_ROWS", Types: "i32", MaxNMSE: ExactMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				a := layoutSource(b, "a", i32, shape(5, 7, 2), false)
+				return b.L.GetRows(b.Ctx, a, b.Index("rows", 7, 4, 2))
+			}},
+	}
+	for _, c := range [][2]tensor.Type{{f32, i32}, {i32, f32}, {i32, i32}} {
+		for _, perm := range []bool{false, true} {
+			src, dst := c[0], c[1]
+			name := fmt.Sprintf("CPY(type_src=%s,type_dst=%s,ne=[7,5,3,2]", src, dst)
+			if perm {
+				name += ",permute=[0,2,1,3]"
+			}
+			cs = append(cs, &Case{Name: name + ")", Op: "CPY", Types: src.String() + "->" + dst.String(),
+				MaxNMSE: ExactMaxNMSE, Init: Uniform(-100, 100),
+				Build: func(b *Builder) ggml.Tensor {
+					ne := shape(7, 5, 3, 2)
+					a := layoutSource(b, "a", src, ne, false)
+					if perm {
+						a = b.Permute(a, [4]int{0, 2, 1, 3})
+					}
+					s := a.Ne()
+					return b.L.Cpy(b.Ctx, a, b.New("dst", dst, s[:]...))
+				}})
+		}
+	}
+	cs = append(cs, &Case{Name: "CONT(type=i32,ne=[7,5,3,2],permute=[1,0,2,3])", Op: "CONT", Types: "i32",
+		MaxNMSE: ExactMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			return b.L.Cont(b.Ctx, b.Permute(layoutSource(b, "a", i32, shape(7, 5, 3, 2), false), [4]int{1, 0, 2, 3}))
+		}})
+	return cs
+}
