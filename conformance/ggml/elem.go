@@ -32,6 +32,7 @@ type elemFuncs struct {
 	repeat                func(Context, Tensor, Tensor) Tensor
 	padExt, padExtCirc    func(Context, Tensor, int32, int32, int32, int32, int32, int32, int32, int32) Tensor
 	arange                func(Context, float32, float32, float32) Tensor
+	padReflect1D          func(Context, Tensor, int32, int32) Tensor
 }
 
 var elems sync.Map // *Lib -> *elemFuncs
@@ -81,6 +82,7 @@ func (l *Lib) el() *elemFuncs {
 		reg(&e.padExt, "ggml_pad_ext")
 		reg(&e.padExtCirc, "ggml_pad_ext_circular")
 		reg(&e.arange, "ggml_arange")
+		reg(&e.padReflect1D, "ggml_pad_reflect_1d")
 	})
 	if e.err != nil {
 		panic(e.err)
@@ -204,4 +206,10 @@ func (l *Lib) PadExt(ctx Context, a Tensor, p [8]int32, circular bool) Tensor {
 // Arange is ggml_arange.
 func (l *Lib) Arange(ctx Context, start, stop, step float32) Tensor {
 	return l.el().arange(ctx, start, stop, step)
+}
+
+// PadReflect1D is ggml_pad_reflect_1d (p0, p1 reflected elements before and after each
+// row). The library does not implement it: tests use it as an unsupported node.
+func (l *Lib) PadReflect1D(ctx Context, a Tensor, p0, p1 int) Tensor {
+	return l.el().padReflect1D(ctx, a, int32(p0), int32(p1))
 }
