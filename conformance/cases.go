@@ -39,6 +39,7 @@ func Cases() []*Case {
 	cs = append(cs, quantCopyCases()...)
 	cs = append(cs, moeCases()...)
 	cs = append(cs, bf16Cases()...)
+	cs = append(cs, elemCases()...)
 	return cs
 }
 

@@ -57,7 +57,7 @@ func f32Values(raw []byte) []float32 {
 }
 
 // TestSupportsOpRejects asks WGPU0 about nodes the library does not implement (a MUL_MAT
-// with an IQ4_XS weight, SIN) whose tensors have no buffer and NULL data, as the scheduler
+// with an IQ4_XS weight, PAD_REFLECT_1D) whose tensors have no buffer and NULL data, as the scheduler
 // and llama's weight placement do before anything is allocated: the answer must be false,
 // and the call must not crash. Supported counterparts of the same nodes (F16 and Q4_K
 // weights) must be accepted. It then repeats llama's weight probe: a zero-size buffer of
@@ -73,15 +73,15 @@ func TestSupportsOpRejects(t *testing.T) {
 	mmQ := l.MulMat(ctx, wq, x)
 	mmF := l.MulMat(ctx, wf, x)
 	mmK := l.MulMat(ctx, wk, x)
-	sin := l.Sin(ctx, x)
+	refl := l.PadReflect1D(ctx, x, 1, 1)
 	add := l.Add(ctx, x, x)
-	for _, tt := range []ggml.Tensor{wq, wf, x, mmQ, sin} {
+	for _, tt := range []ggml.Tensor{wq, wf, x, mmQ, refl} {
 		require.Zero(t, tt.Buffer(), "tensor %s has a buffer", tt.Name())
 		require.Zero(t, tt.Data(), "tensor %s has data", tt.Name())
 	}
 
 	require.False(t, l.DevSupportsOp(dev, mmQ), "supports_op(MUL_MAT iq4_xs x f32) must be false")
-	require.False(t, l.DevSupportsOp(dev, sin), "supports_op(SIN) must be false")
+	require.False(t, l.DevSupportsOp(dev, refl), "supports_op(PAD_REFLECT_1D) must be false")
 	require.True(t, l.DevSupportsOp(dev, mmF), "supports_op(MUL_MAT f16 x f32) must be true")
 	require.True(t, l.DevSupportsOp(dev, mmK), "supports_op(MUL_MAT q4_K x f32) must be true")
 	require.True(t, l.DevSupportsOp(dev, add), "supports_op(ADD) must be true")
@@ -105,7 +105,7 @@ func TestSupportsOpRejects(t *testing.T) {
 }
 
 // TestGraphComputeUnsupported computes graphs with a node the library does not implement
-// (SIN alone, and SIN after a supported ADD), allocated in WGPU0's buffer: the compute must
+// (PAD_REFLECT_1D alone, and after a supported ADD), allocated in WGPU0's buffer: the compute must
 // return GGML_STATUS_FAILED without taking the process down, and a following supported
 // graph on the same backend must still compute correctly.
 func TestGraphComputeUnsupported(t *testing.T) {
@@ -126,7 +126,7 @@ func TestGraphComputeUnsupported(t *testing.T) {
 		if withAdd {
 			in = l.Add(ctx, x, y)
 		}
-		out := l.Sin(ctx, in)
+		out := l.PadReflect1D(ctx, in, 2, 3)
 		g := l.NewGraph(ctx)
 		l.BuildForwardExpand(g, out)
 		buf := l.AllocCtxTensors(ctx, be)
@@ -135,7 +135,7 @@ func TestGraphComputeUnsupported(t *testing.T) {
 		l.TensorSet(x, f32Bytes(xs), 0)
 		l.TensorSet(y, f32Bytes(ys), 0)
 		st := l.GraphCompute(be, g)
-		require.Equal(t, tensor.StatusFailed, st, "graph_compute of SIN (after ADD: %v) on %s", withAdd, l.BackendName(be))
+		require.Equal(t, tensor.StatusFailed, st, "graph_compute of PAD_REFLECT_1D (after ADD: %v) on %s", withAdd, l.BackendName(be))
 		l.Synchronize(be)
 	}
 	bad(false)

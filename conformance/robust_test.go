@@ -915,7 +915,7 @@ func TestAllocEdges(t *testing.T) {
 }
 
 // TestUnsupportedMidGraph computes graphs where a node WGPU0 does not implement sits
-// between supported ones (an IQ4_XS MUL_MAT, an F16 ADD, an MROPE's ROPE_BACK) after an ADD whose result
+// between supported ones (an IQ4_XS MUL_MAT, a PAD_REFLECT_1D, an MROPE) after an ADD whose result
 // it reads: supports_op must answer false for that node, graph_compute must return
 // GGML_STATUS_FAILED with a logged reason, nothing may have run (the ADD's result keeps
 // the bytes it held: the library fails before submitting), and a supported graph on the
@@ -931,10 +931,8 @@ func TestUnsupportedMidGraph(t *testing.T) {
 			w := l.NewTensor2D(ctx, tensor.IQ4_XS, 256, 8)
 			return l.MulMat(ctx, w, a), []ggml.Tensor{w}
 		}},
-		{"ADD_f16", shape(32, 4), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
-			h := l.Cpy(ctx, a, l.NewTensor2D(ctx, f16, 32, 4))
-			o := l.NewTensor2D(ctx, f16, 32, 4)
-			return l.Add(ctx, h, o), []ggml.Tensor{o}
+		{"PAD_REFLECT_1D", shape(32, 4), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
+			return l.PadReflect1D(ctx, a, 2, 3), nil
 		}},
 		{"ROPE_BACK_mrope", shape(48, 2, 3), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
 			pos := l.NewTensor1D(ctx, tensor.I32, 4*3)

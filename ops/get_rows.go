@@ -13,12 +13,13 @@ type getRowsParams struct {
 }
 
 func init() {
-	describeFamily("GET_ROWS", "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 rows; I32 indices", "batched over dims 2, 3; F32 result")
+	describeFamily("GET_ROWS", "F32, F16, BF16, I32, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 rows; I32 indices", "batched over dims 2, 3; F32 result (I32 rows: I32)")
 	register(tensor.OpGetRows, family{supports: supportsGetRows, lower: lowerGetRows, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{
 			node(tensor.OpGetRows, f32(4, 3), nil, contiguous(tensor.F16, 4, 5), contiguous(tensor.I32, 3)),
 			node(tensor.OpGetRows, f32(4, 3), nil, f32(4, 5), contiguous(tensor.I32, 3)),
 			node(tensor.OpGetRows, f32(4, 3), nil, contiguous(tensor.BF16, 4, 5), contiguous(tensor.I32, 3)),
+			node(tensor.OpGetRows, contiguous(tensor.I32, 4, 3), nil, contiguous(tensor.I32, 4, 5), contiguous(tensor.I32, 3)),
 		}
 		for _, q := range quantTypes {
 			k := int64(max(64, q.BlockElems()))
@@ -30,7 +31,10 @@ func init() {
 
 func supportsGetRows(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || !(isFloatOrBF16(a.Type) || quantized(a.Type)) || b.Type != tensor.I32 || t.Type != tensor.F32 {
+	if a == nil || b == nil || !(isFloatOrBF16(a.Type) || quantized(a.Type) || a.Type == tensor.I32) || b.Type != tensor.I32 {
+		return false
+	}
+	if t.Type != tensor.F32 && (t.Type != tensor.I32 || a.Type != tensor.I32) { // I32 rows give I32
 		return false
 	}
 	if quantized(a.Type) && !quantRows(a) {
@@ -47,6 +51,9 @@ func lowerGetRows(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	p := getRowsParams{Ne: dims(t), A: strides(a), B: strides(b), D: strides(t), N: uint32(t.Elems()), Rows: uint32(a.Ne[1])}
 	src0 := in("src0", a)
 	defs := map[string]string{"QUANT": "0"}
+	if a.Type == tensor.I32 {
+		defs["INT"] = "1"
+	}
 	if quantized(a.Type) {
 		// one invocation per eight elements
 		p.N /= 8

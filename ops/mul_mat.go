@@ -119,7 +119,7 @@ func init() {
 			node(tensor.OpMulMat, f32(3, 8), nil, contiguous(tensor.F16, 16, 3), f32(16, 8)),                      // vectorised mat-vec, most columns
 			node(tensor.OpMulMat, f32(2048, 2048), nil, contiguous(tensor.F16, 16, 2048), f32(16, 2048)),          // large tiles
 			node(tensor.OpMulMat, f32(2048, 2048), nil, contiguous(tensor.Q4_K, 256, 2048), padded(256, 2048, 1)), // large tiles, src1 by element
-			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.BF16, 5, 3), f32(5, 2)),  // BF16: mat-vec
+			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.BF16, 5, 3), f32(5, 2)),                       // BF16: mat-vec
 			node(tensor.OpMulMat, f32(3, 1), nil, contiguous(tensor.BF16, 16, 3), f32(16, 1)),
 			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.BF16, 5, 3), f32(5, 9)),
 			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.BF16, 16, 3), f32(16, 9)),

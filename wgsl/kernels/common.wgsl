@@ -82,6 +82,30 @@ fn gelu(x: f32) -> f32 {
   return round_f16(0.5 * h * (1.0 + t));
 }
 
+// ggml's CPU GELU_QUICK: x * sigmoid(1.702 x) evaluated on the f16-rounded input, rounded
+// to f16 (its table), for every input.
+fn gelu_quick(x: f32) -> f32 {
+  let h = round_f16(x);
+  return round_f16(h / (1.0 + exp(-1.702 * h)));
+}
+
+// The error function, |error| < 1.5e-7 (Abramowitz and Stegun 7.1.26).
+fn erf(x: f32) -> f32 {
+  let a = abs(x);
+  let t = 1.0 / (1.0 + 0.3275911 * a);
+  let q = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  return sign(x) * (1.0 - q * exp(-a * a));
+}
+
+// GELU with the exact error function (ggml's GELU_ERF).
+fn gelu_erf(x: f32) -> f32 { return 0.5 * x * (1.0 + erf(x * 0.7071067811865476)); }
+
+// exp(x) - 1 without the cancellation near 0 (C's expm1f).
+fn expm1(x: f32) -> f32 {
+  if (abs(x) < 1e-2) { return x * (1.0 + x * (0.5 + x * (0.16666667 + x * 0.041666668))); }
+  return exp(x) - 1.0;
+}
+
 // Workgroup reductions over one value per invocation ({{WG}} invocations). They use the
 // shared array wg_red and end with a barrier, so they can be called back to back.
 var<workgroup> wg_red: array<f32, {{WG}}>;

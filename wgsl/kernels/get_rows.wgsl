@@ -18,9 +18,16 @@ fn element(g: u32) {
 fn element(i: u32) {
   let c = coords(i, p.Ne);
   let row = u32(src1_geti(offset4(vec4<u32>(c.y, c.z, c.w, 0u), p.B)));
+#if INT
+  // I32 rows (INT): copied as integers into an I32 dst.
+  var v = 0;
+  if (row < p.Rows) { v = src0_geti(offset4(vec4<u32>(c.x, row, c.z, c.w), p.A)); }
+  dst_seti(offset4(c, p.D), v);
+#else
   var v = 0.0;
   if (row < p.Rows) { v = src0_get(offset4(vec4<u32>(c.x, row, c.z, c.w), p.A)); }
   dst_set(offset4(c, p.D), v);
+#endif
 }
 #endif
 
