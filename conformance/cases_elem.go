@@ -179,7 +179,7 @@ func gluOpCases() []*Case {
 			}{
 				{"fused", shape(33, 3, 2), layoutPlain},
 				{"swapped", shape(7, 5, 3, 2), layoutRows},
-				{"split", shape(64, 2, 2, 2), layoutPlain},
+				{"split", shape(64, 3, 2, 2), layoutPlain},
 				{"split", shape(7, 5, 3, 2), layoutRows},
 			} {
 				cs = append(cs, gluOpCase(op, t, v.form, v.ne, v.layout))

@@ -43,10 +43,7 @@ func mulMatIDCases() []*Case {
 		)
 	}
 	for _, ta := range quantTypes {
-		k := int64(64)
-		if ta.BlockElems() == 256 {
-			k = 256
-		}
+		k := max(int64(64), int64(ta.BlockElems())) // whole blocks
 		for _, n := range []int64{1, 4, 9} {
 			cs = append(cs, mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 33, n: n, k: k}))
 		}
