@@ -36,6 +36,7 @@ func Cases() []*Case {
 	cs = append(cs, unaryCases()...)
 	cs = append(cs, gluCases()...)
 	cs = append(cs, graphCases()...)
+	cs = append(cs, faCases()...)
 	return cs
 }
 

@@ -182,7 +182,7 @@ func TestSupportsRejects(t *testing.T) {
 		"rope mrope":            node(tensor.OpRope, f32(8, 2, 3), []int32{0, 8, 8}, f32(8, 2, 3), contiguous(tensor.I32, 12)),
 		"missing source":        node(tensor.OpMul, f32(4), nil, f32(4)),
 		"too large for binding": node(tensor.OpScale, f32(1<<26), nil, f32(1<<26)),
-		"unregistered op":       node(tensor.Op(74), f32(4), nil, f32(4)),
+		"unregistered op":       node(tensor.OpFlashAttnBack, f32(4), nil, f32(4)),
 	}
 	for name, n := range cases {
 		require.False(t, Supports(n, l), name)
