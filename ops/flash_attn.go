@@ -38,6 +38,8 @@ type flashAttnParams struct {
 	Groups    uint32    // row tiles per KV head: ceil(Rows / R)
 	Splits    uint32    // KV splits (1: no split, the kernel writes dst)
 	Chunk     uint32    // KV positions per split, a multiple of the tile
+	NCGW      uint32    // accumulating threads per KV position (each CPT groups of eight V columns)
+	TP        uint32    // KV positions accumulated at once: the workgroup size / NCGW
 	Scale     float32   // scale, divided by the softcap when there is one
 	Softcap   float32   // 0: none
 	NHeadLog2 uint32
@@ -153,9 +155,22 @@ func supportsFlashAttn(t *tensor.Tensor, l *Limits) bool {
 	return faRows(d, dv, 1, l) >= 1
 }
 
+// faHeadClass is the row length the kernel's workgroup arrays are sized for: 128, 256, or
+// max(d, dv) rounded up to 64 (few head-size classes, few pipelines to compile).
+func faHeadClass(d, dv int64) int {
+	h := int(max(d, dv))
+	switch {
+	case h <= 128:
+		return 128
+	case h <= 256:
+		return 256
+	}
+	return (h + 63) / 64 * 64
+}
+
 // faStorage returns the workgroup memory, in bytes, of the kernel with r rows per tile.
 func faStorage(d, dv int64, r int) int {
-	floats := r*int(max(d, dv)) + r*faWG + r*faTile + 3*r + faWG
+	floats := r*faHeadClass(d, dv) + r*faWG + r*faTile + 3*r + faWG
 	return 4*floats + 8*r
 }
 
@@ -228,10 +243,10 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		cpt = (ncg + faWG - 1) / faWG
 		ncgw = (ncg + cpt - 1) / cpt
 	}
+	p.NCGW, p.TP = uint32(ncgw), uint32(faWG/ncgw)
 	defs := map[string]string{
 		"R": fmt.Sprint(r), "T": fmt.Sprint(faTile), "P": fmt.Sprint(faPart),
-		"CPT": fmt.Sprint(cpt), "NCGW": fmt.Sprint(ncgw), "TP": fmt.Sprint(faWG / ncgw),
-		"QS": fmt.Sprint(r * int(max(q.Ne[0], v.Ne[0])) / 4), "RT": fmt.Sprint(r * faTile), "RTP": fmt.Sprint(r * faWG),
+		"CPT": fmt.Sprint(cpt), "QS": fmt.Sprint(r * faHeadClass(q.Ne[0], v.Ne[0]) / 4), "RT": fmt.Sprint(r * faTile), "RTP": fmt.Sprint(r * faWG),
 		"ACC":   fmt.Sprint(2 * r * cpt),
 		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0", "SPLIT": "0",
 	}

@@ -11,8 +11,6 @@ const R = {{R}}u;
 const T = {{T}}u;
 const P = {{P}}u;
 const CPT = {{CPT}}u;
-const NCGW = {{NCGW}}u;
-const TP = {{TP}}u;
 
 var<workgroup> qs: array<vec4<f32>, {{QS}}>; // R scaled Q rows of D; at the end R rows of Dv
 var<workgroup> part_dot: array<f32, {{RTP}}>; // partial dot products [R][T][P]
@@ -89,8 +87,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
   let ts = lid / P;    // the position this thread scores
   let share = lid % P; // and its share of the head
-  let slot = lid % NCGW;
-  let tp = lid / NCGW; // the positions this thread accumulates: tp, tp + TP, ...
+  let slot = lid % p.NCGW;
+  let tp = lid / p.NCGW; // the positions this thread accumulates: tp, tp + TP, ...
   for (var t0 = c0; t0 < c1; t0 = t0 + T) {
     // Partial dot products: chunks part, part + P, ... of eight elements.
     var s: array<f32, R>;
@@ -151,7 +149,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     // Accumulators: rescaled, then the tile's weighted V rows (a zero weight adds nothing,
     // whatever V holds there).
-    if (tp < TP) {
+    if (tp < p.TP) {
       for (var r = 0u; r < R; r = r + 1u) {
         let a = row_a[r];
         for (var c = 0u; c < CPT; c = c + 1u) {
@@ -160,10 +158,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           acc[i + 1u] = acc[i + 1u] * a;
         }
       }
-      for (var t = tp; t < T && t0 + t < c1; t = t + TP) {
+      for (var t = tp; t < T && t0 + t < c1; t = t + p.TP) {
         let vb = vbase + (t0 + t) * p.V.y;
         for (var c = 0u; c < CPT; c = c + 1u) {
-          let cg = slot + c * NCGW;
+          let cg = slot + c * p.NCGW;
           if (cg < ncg) {
             let vv = v8(vb + 8u * cg);
             for (var r = 0u; r < R; r = r + 1u) {
@@ -180,10 +178,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
 
   // The TP partitions of the accumulators added up in qs ([R][Dv]).
-  for (var k = 0u; k < TP; k = k + 1u) {
+  for (var k = 0u; k < p.TP; k = k + 1u) {
     if (tp == k) {
       for (var c = 0u; c < CPT; c = c + 1u) {
-        let cg = slot + c * NCGW;
+        let cg = slot + c * p.NCGW;
         if (cg < ncg) {
           for (var r = 0u; r < R; r = r + 1u) {
             let i = 2u * (r * CPT + c);
