@@ -2,6 +2,10 @@
 // prints the generated text, or the logits of the last prompt token (--logits).
 //
 //   generate -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [--logits]
+//            [--fa on|off|auto] [--kv-type f16|q8_0|q4_0]
+//
+// --fa sets llama's flash attention (default auto); --kv-type the type of the K and V
+// caches (default f16; quantized V needs flash attention).
 //
 // ggml's dynamic backends (the CPU variants) are loaded from -L (default: next to the
 // executable); the WGPU backend is found through GGML_BACKEND_PATH.
@@ -21,6 +25,8 @@ int main(int argc, char **argv) {
     const char *lib_dir = NULL;
     const char *model_path = NULL, *prompt = "Once upon a time", *device = "WGPU0";
     int n_gen = 32, logits_only = 0;
+    enum llama_flash_attn_type fa = LLAMA_FLASH_ATTN_TYPE_AUTO;
+    enum ggml_type kv_type = GGML_TYPE_F16;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") && i + 1 < argc) model_path = argv[++i];
         else if (!strcmp(argv[i], "-p") && i + 1 < argc) prompt = argv[++i];
@@ -28,7 +34,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-d") && i + 1 < argc) device = argv[++i];
         else if (!strcmp(argv[i], "-L") && i + 1 < argc) lib_dir = argv[++i];
         else if (!strcmp(argv[i], "--logits")) logits_only = 1;
-        else { fprintf(stderr, "usage: %s -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [--logits]\n", argv[0]); return 2; }
+        else if (!strcmp(argv[i], "--fa") && i + 1 < argc) {
+            const char *v = argv[++i];
+            fa = !strcmp(v, "on") ? LLAMA_FLASH_ATTN_TYPE_ENABLED : !strcmp(v, "off") ? LLAMA_FLASH_ATTN_TYPE_DISABLED : LLAMA_FLASH_ATTN_TYPE_AUTO;
+        } else if (!strcmp(argv[i], "--kv-type") && i + 1 < argc) {
+            const char *v = argv[++i];
+            kv_type = !strcmp(v, "q8_0") ? GGML_TYPE_Q8_0 : !strcmp(v, "q4_0") ? GGML_TYPE_Q4_0 : GGML_TYPE_F16;
+        }
+        else { fprintf(stderr, "usage: %s -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [--logits] [--fa on|off|auto] [--kv-type f16|q8_0|q4_0]\n", argv[0]); return 2; }
     }
     if (!model_path) { fprintf(stderr, "generate: no model (-m)\n"); return 2; }
 
@@ -53,6 +66,9 @@ int main(int argc, char **argv) {
     cp.n_ctx = 512;
     cp.n_batch = 512;
     cp.no_perf = 1;
+    cp.flash_attn_type = fa;
+    cp.type_k = kv_type;
+    cp.type_v = kv_type;
     struct llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "generate: cannot create context\n"); return 1; }
 
