@@ -5,6 +5,7 @@ import (
 
 	"github.com/ggml-wgpu/ggml-wgpu/exec"
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
+	"github.com/ggml-wgpu/ggml-wgpu/ops"
 	"github.com/ggml-wgpu/ggml-wgpu/sched"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
@@ -18,6 +19,9 @@ type operand struct {
 
 // resolve finds the binding of an operand. Callers hold the device lock.
 func (d *Device) resolve(t *tensor.Tensor, f wgsl.Format) (operand, error) {
+	if ops.IsScratch(t) {
+		return d.resolveScratch(t.Extent())
+	}
 	buf, ok := d.buffers[t.Loc.Buffer]
 	if !ok || buf.gpu == nil {
 		return operand{}, fmt.Errorf("tensor %q is not in a %s buffer", t.Name, d.Name)
@@ -55,6 +59,9 @@ func (d *Device) compile(plan *sched.Plan) ([]exec.Step, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if err := d.ensureScratch(plan); err != nil {
 		return nil, err
 	}
 	steps := make([]exec.Step, len(plan.Steps))

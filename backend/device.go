@@ -58,6 +58,7 @@ type Device struct {
 	exe       *exec.Executor
 	buffers   map[uint64]*Buffer
 	allocated uint64
+	scratch   scratchMem // memory of scratch operands (ops.ScratchBuffer)
 
 	memMu             sync.Mutex // guards the cached Vulkan memory reading
 	memAt             time.Time
@@ -145,8 +146,8 @@ func (d *Device) Limits() ops.Limits {
 		return ops.Limits{}
 	}
 	return ops.Limits{MaxBinding: g.Limits.MaxStorageBufferBindingSize, MaxGroupsPerDim: g.Limits.MaxComputeWorkgroupsPerDim,
-		MaxGroupSize: int(g.Limits.MaxComputeInvocationsPerGroup),
-		MatVecRows:   envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG)}
+		MaxGroupSize: int(g.Limits.MaxComputeInvocationsPerGroup), MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
+		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG)}
 }
 
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.

@@ -40,6 +40,7 @@ func Cases() []*Case {
 	cs = append(cs, moeCases()...)
 	cs = append(cs, bf16Cases()...)
 	cs = append(cs, elemCases()...)
+	cs = append(cs, faCases()...)
 	return cs
 }
 

@@ -214,6 +214,7 @@ func PerfCases() []*PerfCase {
 		perfGetRows(4096, 32000, 1),
 		perfGetRows(4096, 32000, 512),
 	)
+	cs = append(cs, perfFlashAttnCases()...)
 	return cs
 }
 

@@ -29,6 +29,9 @@ type Limits struct {
 	MaxBinding      uint64 // maxStorageBufferBindingSize
 	MaxGroupsPerDim uint32
 	MaxGroupSize    int // maxComputeInvocationsPerWorkgroup (0: assume 256)
+	// MaxWorkgroupStorage is maxComputeWorkgroupStorageSize in bytes (0: assume WebGPU's
+	// default, 16384).
+	MaxWorkgroupStorage int
 	// MatVecRows and MatVecWG override the vectorised mat-vec kernel's rows per workgroup
 	// and workgroup size (0: chosen from the shape).
 	MatVecRows, MatVecWG int

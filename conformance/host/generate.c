@@ -2,6 +2,11 @@
 // prints the generated text, or the logits of the last prompt token (--logits).
 //
 //   generate -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [--logits]
+//            [--fa on|off|auto] [--type-k TYPE] [--type-v TYPE] [--kv-type TYPE]
+//
+// --fa sets llama's flash attention (default auto); --type-k and --type-v the types of the
+// K and V caches by ggml's names (default f16; a quantized V cache needs flash attention),
+// --kv-type both.
 //
 // ggml's dynamic backends (the CPU variants) are loaded from -L (default: next to the
 // executable); the WGPU backend is found through GGML_BACKEND_PATH.
@@ -17,11 +22,22 @@ static double now(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* type_of sets *t to the ggml type named name (e.g. "q8_0"); nonzero when none is. */
+static int type_of(const char *name, enum ggml_type *t) {
+    for (int i = 0; i < GGML_TYPE_COUNT; i++) {
+        const char *n = ggml_type_name((enum ggml_type)i);
+        if (n && !strcmp(n, name)) { *t = (enum ggml_type)i; return 0; }
+    }
+    fprintf(stderr, "generate: unknown cache type %s\n", name);
+    return 1;
+}
+
 int main(int argc, char **argv) {
     const char *lib_dir = NULL;
     const char *model_path = NULL, *prompt = "Once upon a time", *device = "WGPU0";
-    const char *type_k = NULL; /* the K cache's type by ggml's name (e.g. q8_0); default F16 */
+    const char *type_k = "f16", *type_v = "f16"; /* cache types by ggml's names */
     int n_gen = 32, logits_only = 0;
+    enum llama_flash_attn_type fa = LLAMA_FLASH_ATTN_TYPE_AUTO;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") && i + 1 < argc) model_path = argv[++i];
         else if (!strcmp(argv[i], "-p") && i + 1 < argc) prompt = argv[++i];
@@ -30,7 +46,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-L") && i + 1 < argc) lib_dir = argv[++i];
         else if (!strcmp(argv[i], "--logits")) logits_only = 1;
         else if (!strcmp(argv[i], "--type-k") && i + 1 < argc) type_k = argv[++i];
-        else { fprintf(stderr, "usage: %s -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [--logits] [--type-k TYPE]\n", argv[0]); return 2; }
+        else if (!strcmp(argv[i], "--type-v") && i + 1 < argc) type_v = argv[++i];
+        else if (!strcmp(argv[i], "--kv-type") && i + 1 < argc) type_k = type_v = argv[++i];
+        else if (!strcmp(argv[i], "--fa") && i + 1 < argc) {
+            const char *v = argv[++i];
+            fa = !strcmp(v, "on") ? LLAMA_FLASH_ATTN_TYPE_ENABLED : !strcmp(v, "off") ? LLAMA_FLASH_ATTN_TYPE_DISABLED : LLAMA_FLASH_ATTN_TYPE_AUTO;
+        }
+        else { fprintf(stderr, "usage: %s -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [--logits] [--fa on|off|auto] [--type-k TYPE] [--type-v TYPE] [--kv-type TYPE]\n", argv[0]); return 2; }
     }
     if (!model_path) { fprintf(stderr, "generate: no model (-m)\n"); return 2; }
 
@@ -55,12 +77,8 @@ int main(int argc, char **argv) {
     cp.n_ctx = 512;
     cp.n_batch = 512;
     cp.no_perf = 1;
-    if (type_k) {
-        int t = 0;
-        while (t < GGML_TYPE_COUNT && !(ggml_type_name((enum ggml_type)t) && !strcmp(ggml_type_name((enum ggml_type)t), type_k))) t++;
-        if (t == GGML_TYPE_COUNT) { fprintf(stderr, "generate: unknown K cache type %s\n", type_k); return 2; }
-        cp.type_k = (enum ggml_type)t;
-    }
+    cp.flash_attn_type = fa;
+    if (type_of(type_k, &cp.type_k) || type_of(type_v, &cp.type_v)) return 2;
     struct llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "generate: cannot create context\n"); return 1; }
 

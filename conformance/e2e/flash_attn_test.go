@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestFlashAttnLlamaLogits writes a small llama model (head size 64, four query heads per
+// KV head; random F16 weights, conformance/host/mkmodel) and compares its logits with
+// llama's flash attention on and F16 K and V caches, on WGPU0 against the CPU backend under
+// the same settings (whole-model NMSE threshold 2e-3, same greedy token): a short prompt
+// (at most eight tokens: the split-KV decoding path) and a long one (the prompt path).
+// The long prompt runs again with Q8_0 K and V caches (written by SET_ROWS into Q8_0, read
+// by flash attention through the format's routine).
+// llama's scheduler must cut the graph in two (the token embeddings on the CPU, the rest
+// on WGPU0): a FLASH_ATTN_EXT node that WGPU0 refused would add splits around it.
+func TestFlashAttnLlamaLogits(t *testing.T) {
+	root := repoRoot(t)
+	tiny := tinyModel(t, root)
+	exe, libDir := buildGenerate(t, root)
+	mk, _ := buildHost(t, root, "mkmodel")
+	model := filepath.Join(t.TempDir(), "fa.gguf")
+	run(t, root, mk, "-t", tiny, "-o", model, "--type", "f16", "--embd", "512", "--layers", "2",
+		"--heads", "8", "--kv-heads", "2", "--ff", "512", "--ctx", "512")
+	long := "The quick brown fox jumps over the lazy dog because it was bored and wanted to see what lay beyond the hill"
+	for _, c := range []struct{ name, prompt, kv string }{
+		{"short", "The quick brown fox", "f16"},
+		{"long", long, "f16"},
+		{"long_q8_0", long, "q8_0"},
+	} {
+		name, prompt := c.name, c.prompt
+		t.Run(name, func(t *testing.T) {
+			args := []string{"-L", libDir, "-m", model, "-p", prompt, "--logits", "--fa", "on", "--kv-type", c.kv}
+			cpuOut, _ := run(t, root, exe, append(args, "-d", "CPU")...)
+			gpuOut, gpuLog := run(t, root, exe, append(args, "-d", "WGPU0")...)
+			require.Contains(t, gpuLog, "offloaded 3/3 layers to GPU")
+			require.Contains(t, gpuLog, "flash_attn            = enabled")
+			require.Regexp(t, `graph: nodes = \d+, splits = 2,`, gpuLog, "flash attention must run on WGPU0")
+			cpu, gpu := parseLogits(t, cpuOut), parseLogits(t, gpuOut)
+			require.Len(t, cpu, 32000)
+			require.Len(t, gpu, len(cpu))
+			var num, den float64
+			for i := range cpu {
+				require.False(t, math.IsNaN(gpu[i]) || math.IsInf(gpu[i], 0), "logit %d is %v", i, gpu[i])
+				d := cpu[i] - gpu[i]
+				num += d * d
+				den += cpu[i] * cpu[i]
+			}
+			nmse := num / den
+			require.Less(t, nmse, 2e-3)
+			require.Equal(t, argmax(cpu), argmax(gpu), "greedy next token differs")
+			t.Logf("flash attention, %s prompt, %s KV, 32000 logits: NMSE %.3g (threshold 2e-3)", name, c.kv, nmse)
+		})
+	}
+}

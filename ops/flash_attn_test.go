@@ -1,0 +1,63 @@
+package ops
+
+import (
+	"testing"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFlashAttnSupports checks that supports_op refuses what the kernels do not compute.
+func TestFlashAttnSupports(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768}
+	ok := func() *tensor.Tensor {
+		return flashAttnNode(64, 64, 3, 8, 2, 100, tensor.F16, tensor.F16, true, true, 0, 0)
+	}
+	require.True(t, Supports(ok(), l))
+	reject := map[string]func(n *tensor.Tensor){
+		"precision F16": func(n *tensor.Tensor) { n.Params[3] = 20 },
+		"head size 36": func(n *tensor.Tensor) {
+			*n = *flashAttnNode(36, 36, 3, 8, 2, 100, tensor.F16, tensor.F16, true, false, 0, 0)
+		},
+		"unread K type": func(n *tensor.Tensor) { n.Src[1] = contiguous(tensor.IQ4_XS, 256, 100, 2) },
+		"F32 mask":      func(n *tensor.Tensor) { n.Src[3] = f32(100, 8) },
+		"short mask":    func(n *tensor.Tensor) { n.Src[3] = contiguous(tensor.F16, 99, 8) },
+		"heads not grouped": func(n *tensor.Tensor) {
+			n.Src[1], n.Src[2] = contiguous(tensor.F16, 64, 100, 3), contiguous(tensor.F16, 64, 100, 3)
+		},
+		"V heads differ":       func(n *tensor.Tensor) { n.Src[2] = contiguous(tensor.F16, 64, 100, 1) },
+		"F16 sinks":            func(n *tensor.Tensor) { n.Src[4] = contiguous(tensor.F16, 8) },
+		"ALiBi without mask":   func(n *tensor.Tensor) { n.Src[3], n.Params[1] = nil, int32(f32bits(8)) },
+		"F16 result":           func(n *tensor.Tensor) { n.Type = tensor.F16 },
+		"K elements apart":     func(n *tensor.Tensor) { n.Src[1].Nb[0] = 4 },
+		"quantized rows apart": func(n *tensor.Tensor) { n.Src[1] = contiguous(tensor.Q8_0, 64, 100, 2); n.Src[1].Nb[1] = 70 },
+	}
+	for name, f := range reject {
+		n := ok()
+		f(n)
+		require.False(t, Supports(n, l), name)
+		_, err := Lower(n, l)
+		require.Error(t, err, name)
+	}
+	// D 576 / Dv 512 fits 16 KiB of workgroup memory only with fewer rows per workgroup.
+	require.Equal(t, 4, faRows(576, 512, 8, &Limits{MaxWorkgroupStorage: 16384}))
+	require.Equal(t, 8, faRows(576, 512, 16, &Limits{MaxWorkgroupStorage: 32768}))
+}
+
+// TestFlashAttnPaths checks the choice of path: split KV (two dispatches through scratch
+// memory) for few queries, one dispatch for prompts.
+func TestFlashAttnPaths(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768}
+	ds, err := Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), l)
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	p := ds[0].Params.(flashAttnParams)
+	require.Greater(t, p.Splits, uint32(1))
+	require.True(t, IsScratch(ds[0].Tensors[len(ds[0].Tensors)-1]))
+	require.Same(t, ds[0].Tensors[len(ds[0].Tensors)-1], ds[1].Tensors[0])
+	require.Equal(t, "flash_attn_reduce", ds[1].Spec.Kernel)
+	ds, err = Lower(flashAttnNode(128, 128, 512, 32, 8, 512, tensor.F16, tensor.F16, true, false, 0, 0), l)
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	require.Equal(t, "16", ds[0].Spec.Defines["R"])
+}

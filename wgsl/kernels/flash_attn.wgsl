@@ -1,0 +1,234 @@
+// Flash attention (see ops/flash_attn.go): a workgroup takes R query rows that share a KV
+// head (row j of the KV head's rows: query j % NQ of head kvh * RK2 + j / NQ) and the KV
+// positions of its split (all of them without SPLIT), T positions per tile.
+// Per tile: every position's dot products with the R rows (P threads per position, the
+// scaled Q rows in workgroup memory), the online softmax per row (running max and sum in
+// workgroup memory), then the accumulators: thread (slot, tp) keeps, for its CPT groups of
+// eight V columns and every row, the sum over the positions tp, tp + TP, ... of the tile.
+// At the end the TP partitions are added up in workgroup memory and each row is written:
+// normalised into dst, or (SPLIT) as its max, sum and accumulators into `part`.
+const R = {{R}}u;
+const T = {{T}}u;
+const P = {{P}}u;
+const CPT = {{CPT}}u;
+
+var<workgroup> qs: array<vec4<f32>, {{QS}}>; // R scaled Q rows of D; at the end R rows of Dv
+var<workgroup> part_dot: array<f32, {{RTP}}>; // partial dot products [R][T][P]
+var<workgroup> ps: array<f32, {{RT}}>;        // scores, then probabilities [R][T]
+var<workgroup> row_m: array<f32, R>;          // running max per row
+var<workgroup> row_l: array<f32, R>;          // running sum per row
+var<workgroup> row_a: array<f32, R>;          // the tile's rescale of the accumulators
+var<workgroup> row_mask: array<u32, R>;       // mask row offset
+var<workgroup> row_slope: array<f32, R>;      // ALiBi slope
+
+// -Inf (the CPU's -INFINITY), made from its bits, and the test for it.
+fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u); }
+fn is_neg_inf(x: f32) -> bool { return bitcast<u32>(x) == 0xff800000u; }
+
+#if VEC_K
+fn k8(i: u32) -> mat2x4<f32> { return key_get8(i); }
+#else
+fn k8(i: u32) -> mat2x4<f32> {
+  return mat2x4<f32>(vec4<f32>(key_get(i), key_get(i + 1u), key_get(i + 2u), key_get(i + 3u)),
+                     vec4<f32>(key_get(i + 4u), key_get(i + 5u), key_get(i + 6u), key_get(i + 7u)));
+}
+#endif
+#if VEC_V
+fn v8(i: u32) -> mat2x4<f32> { return val_get8(i); }
+#else
+fn v8(i: u32) -> mat2x4<f32> {
+  return mat2x4<f32>(vec4<f32>(val_get(i), val_get(i + 1u), val_get(i + 2u), val_get(i + 3u)),
+                     vec4<f32>(val_get(i + 4u), val_get(i + 5u), val_get(i + 6u), val_get(i + 7u)));
+}
+#endif
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = wid.x + wid.y * nwg.x;
+  if (g >= p.Groups * p.NHeadKV * p.NSeq) { return; }
+  let split = wid.z;
+  let row0 = (g % p.Groups) * R;
+  let kvh = (g / p.Groups) % p.NHeadKV;
+  let seq = g / (p.Groups * p.NHeadKV);
+  let kbase = kvh * p.K.z + seq * p.K.w;
+  let vbase = kvh * p.V.z + seq * p.V.w;
+  let c0 = split * p.Chunk;
+  let c1 = min(c0 + p.Chunk, p.NKV);
+  let dq4 = p.D / 4u;
+  let dv4 = p.Dv / 4u;
+  let ncg = p.Dv / 8u;
+
+  // The Q rows, scaled; rows past the KV head's last are zero (never written).
+  for (var e = lid; e < R * dq4; e = e + {{WG}}u) {
+    let r = e / dq4;
+    let c = (e % dq4) * 4u;
+    let j = row0 + r;
+    var x = vec4<f32>(0.0);
+    if (j < p.Rows) {
+      let b = (j % p.NQ) * p.Q.y + (kvh * p.RK2 + j / p.NQ) * p.Q.z + seq * p.Q.w + c * p.Q.x;
+      x = vec4<f32>(q_get(b), q_get(b + p.Q.x), q_get(b + 2u * p.Q.x), q_get(b + 3u * p.Q.x)) * p.Scale;
+    }
+    qs[e] = x;
+  }
+  if (lid < R) {
+    let j = min(row0 + lid, p.Rows - 1u);
+    let h = kvh * p.RK2 + j / p.NQ;
+    row_m[lid] = neg_inf();
+    row_l[lid] = 0.0;
+    // ALiBi: slope m0^(h+1) for the first NHeadLog2 heads, m1^(2(h-NHeadLog2)+1) after;
+    // the bases come as their log2 (0 without ALiBi: slope 1).
+    row_slope[lid] = exp2(select(p.L1 * f32(2u * (h - p.NHeadLog2) + 1u), p.L0 * f32(h + 1u), h < p.NHeadLog2));
+    row_mask[lid] = (j % p.NQ) * p.M.y + (h % p.Me.z) * p.M.z + (seq % p.Me.w) * p.M.w;
+  }
+  var acc: array<vec4<f32>, {{ACC}}>; // [R][CPT] pairs of vec4 (eight columns)
+  for (var i = 0u; i < 2u * R * CPT; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
+  workgroupBarrier();
+
+  let ts = lid / P;    // the position this thread scores
+  let share = lid % P; // and its share of the head
+  let slot = lid % p.NCGW;
+  let tp = lid / p.NCGW; // the positions this thread accumulates: tp, tp + TP, ...
+  for (var t0 = c0; t0 < c1; t0 = t0 + T) {
+    // Partial dot products: chunks part, part + P, ... of eight elements.
+    var s: array<f32, R>;
+    for (var r = 0u; r < R; r = r + 1u) { s[r] = 0.0; }
+    let kv = t0 + ts;
+    if (kv < c1) {
+      let kb = kbase + kv * p.K.y;
+      for (var c = share; c < p.D / 8u; c = c + P) {
+        let kk = k8(kb + 8u * c);
+        for (var r = 0u; r < R; r = r + 1u) {
+          s[r] = s[r] + dot(kk[0], qs[r * dq4 + 2u * c]) + dot(kk[1], qs[r * dq4 + 2u * c + 1u]);
+        }
+      }
+    }
+    for (var r = 0u; r < R; r = r + 1u) { part_dot[(r * T + ts) * P + share] = s[r]; }
+    workgroupBarrier();
+    // Scores: the parts added, softcap, mask; -Inf for masked and absent positions.
+    for (var e = lid; e < R * T; e = e + {{WG}}u) {
+      let r = e / T;
+      let pos = t0 + e % T;
+      var x = neg_inf();
+      if (pos < c1) {
+        var d = 0.0;
+        for (var i = 0u; i < P; i = i + 1u) { d = d + part_dot[e * P + i]; }
+        if (p.Softcap != 0.0) { d = p.Softcap * tanh(d); }
+        x = d;
+#if MASK
+        let mv = row_slope[r] * mask_get(row_mask[r] + pos);
+        x = select(d + mv, neg_inf(), is_neg_inf(mv));
+#endif
+      }
+      ps[e] = x;
+    }
+    workgroupBarrier();
+    // Online softmax, one thread per row.
+    if (lid < R) {
+      var mx = neg_inf();
+      for (var t = 0u; t < T; t = t + 1u) { mx = max(mx, ps[lid * T + t]); }
+      let mold = row_m[lid];
+      let mnew = max(mold, mx);
+      var a = 1.0;
+      var sum = 0.0;
+      if (!is_neg_inf(mnew)) {
+        a = select(exp(mold - mnew), 0.0, is_neg_inf(mold));
+        for (var t = 0u; t < T; t = t + 1u) {
+          let x = ps[lid * T + t];
+          let w = select(exp(x - mnew), 0.0, is_neg_inf(x));
+          ps[lid * T + t] = w;
+          sum = sum + w;
+        }
+      } else {
+        for (var t = 0u; t < T; t = t + 1u) { ps[lid * T + t] = 0.0; }
+      }
+      row_m[lid] = mnew;
+      row_l[lid] = row_l[lid] * a + sum;
+      row_a[lid] = a;
+    }
+    workgroupBarrier();
+    // Accumulators: rescaled, then the tile's weighted V rows (a zero weight adds nothing,
+    // whatever V holds there).
+    if (tp < p.TP) {
+      for (var r = 0u; r < R; r = r + 1u) {
+        let a = row_a[r];
+        for (var c = 0u; c < CPT; c = c + 1u) {
+          let i = 2u * (r * CPT + c);
+          acc[i] = acc[i] * a;
+          acc[i + 1u] = acc[i + 1u] * a;
+        }
+      }
+      for (var t = tp; t < T && t0 + t < c1; t = t + p.TP) {
+        let vb = vbase + (t0 + t) * p.V.y;
+        for (var c = 0u; c < CPT; c = c + 1u) {
+          let cg = slot + c * p.NCGW;
+          if (cg < ncg) {
+            let vv = v8(vb + 8u * cg);
+            for (var r = 0u; r < R; r = r + 1u) {
+              let w = ps[r * T + t];
+              let i = 2u * (r * CPT + c);
+              acc[i] = acc[i] + select(vec4<f32>(0.0), w * vv[0], w != 0.0);
+              acc[i + 1u] = acc[i + 1u] + select(vec4<f32>(0.0), w * vv[1], w != 0.0);
+            }
+          }
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+
+  // The TP partitions of the accumulators added up in qs ([R][Dv]).
+  for (var k = 0u; k < p.TP; k = k + 1u) {
+    if (tp == k) {
+      for (var c = 0u; c < CPT; c = c + 1u) {
+        let cg = slot + c * p.NCGW;
+        if (cg < ncg) {
+          for (var r = 0u; r < R; r = r + 1u) {
+            let i = 2u * (r * CPT + c);
+            let o = r * dv4 + 2u * cg;
+            if (k == 0u) {
+              qs[o] = acc[i];
+              qs[o + 1u] = acc[i + 1u];
+            } else {
+              qs[o] = qs[o] + acc[i];
+              qs[o + 1u] = qs[o + 1u] + acc[i + 1u];
+            }
+          }
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+
+  for (var e = lid; e < R * dv4; e = e + {{WG}}u) {
+    let r = e / dv4;
+    let c = 4u * (e % dv4);
+    let j = row0 + r;
+    if (j >= p.Rows) { continue; }
+    let h = kvh * p.RK2 + j / p.NQ;
+    let row = (seq * p.NQ + j % p.NQ) * p.NHead + h; // dst row: [Dv, n_head, n_q, n_seq]
+    let m = row_m[r];
+    let l = row_l[r];
+    var o = qs[e];
+#if SPLIT
+    let b = (row * p.Splits + split) * (p.Dv + 2u);
+    if (c == 0u) {
+      part_set(b, m);
+      part_set(b + 1u, l);
+    }
+    for (var i = 0u; i < 4u; i = i + 1u) { part_set(b + 2u + c + i, o[i]); }
+#else
+    var sum = l;
+#if SINKS
+    // The sink: one more logit, with no value.
+    let sk = sinks_get(h);
+    let mn = max(m, sk);
+    let a = select(exp(m - mn), 0.0, is_neg_inf(m));
+    sum = l * a + exp(sk - mn);
+    o = o * a;
+#endif
+    let inv = select(1.0 / sum, 0.0, sum == 0.0);
+    for (var i = 0u; i < 4u; i = i + 1u) { dst_set(row * p.Dv + c + i, o[i] * inv); }
+#endif
+  }
+}
