@@ -218,16 +218,20 @@ func PerfCases() []*PerfCase {
 	return cs
 }
 
-// FilterPerf returns the cases whose name or op contains substr (case-insensitive).
+// FilterPerf returns the cases whose name or op contains substr (case-insensitive); substr
+// may list alternatives separated by "|".
 func FilterPerf(cases []*PerfCase, substr string) []*PerfCase {
 	if substr == "" {
 		return cases
 	}
-	s := strings.ToLower(substr)
+	alts := strings.Split(strings.ToLower(substr), "|")
 	var out []*PerfCase
 	for _, c := range cases {
-		if strings.Contains(strings.ToLower(c.Name), s) || strings.Contains(strings.ToLower(c.Op), s) {
-			out = append(out, c)
+		for _, s := range alts {
+			if strings.Contains(strings.ToLower(c.Name), s) || strings.Contains(strings.ToLower(c.Op), s) {
+				out = append(out, c)
+				break
+			}
 		}
 	}
 	return out

@@ -80,4 +80,5 @@ func TestPerfCases(t *testing.T) {
 	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+40)
 	require.Len(t, FilterPerf(cs, "n=512,k=4096"), 2+4)
 	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 10)
+	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 20, "alternatives")
 }

@@ -4,7 +4,10 @@
 // device.
 //
 //   bench -m model.gguf [-d WGPU0 -d Vulkan0 ...] [-L ggml-lib-dir] [--load lib.so ...]
-//         [-p 512] [-n 128] [-r 3]
+//         [-p 512] [-n 128] [-r 3] [-fa on|off|auto]
+//
+// -fa sets llama's flash attention (default auto: on where the device supports it); the
+// table shows the requested mode.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +59,7 @@ int main(int argc, char **argv) {
     const char *model_path = NULL, *lib_dir = NULL;
     const char *devices[8], *loads[8];
     int n_dev = 0, n_load = 0, n_pp = 512, n_tg = 128, reps = 3;
+    enum llama_flash_attn_type fa = LLAMA_FLASH_ATTN_TYPE_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) { fprintf(stderr, "bench: %s needs a value\n", a); return 2; }
@@ -66,10 +70,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "-p")) n_pp = atoi(v);
         else if (!strcmp(a, "-n")) n_tg = atoi(v);
         else if (!strcmp(a, "-r")) reps = atoi(v);
+        else if (!strcmp(a, "-fa")) fa = !strcmp(v, "on") ? LLAMA_FLASH_ATTN_TYPE_ENABLED : !strcmp(v, "off") ? LLAMA_FLASH_ATTN_TYPE_DISABLED : LLAMA_FLASH_ATTN_TYPE_AUTO;
         else { fprintf(stderr, "bench: unknown flag %s\n", a); return 2; }
         i++;
     }
-    if (!model_path) { fprintf(stderr, "usage: bench -m model.gguf [-d DEV ...] [-L dir] [--load lib.so ...] [-p N] [-n N] [-r N]\n"); return 2; }
+    if (!model_path) { fprintf(stderr, "usage: bench -m model.gguf [-d DEV ...] [-L dir] [--load lib.so ...] [-p N] [-n N] [-r N] [-fa on|off|auto]\n"); return 2; }
     if (n_dev == 0) devices[n_dev++] = "WGPU0";
     llama_log_set(quiet, NULL);
     llama_backend_init();
@@ -77,7 +82,7 @@ int main(int argc, char **argv) {
     else ggml_backend_load_all();
     for (int i = 0; i < n_load; i++) ggml_backend_load(loads[i]);
 
-    printf("| device | description | model | size MiB | test | t/s |\n|---|---|---|---|---|---|\n");
+    printf("| device | description | model | size MiB | fa | test | t/s |\n|---|---|---|---|---|---|---|\n");
     int failed = 0;
     for (int d = 0; d < n_dev; d++) {
         ggml_backend_dev_t devs[2] = {ggml_backend_dev_by_name(devices[d]), NULL};
@@ -92,9 +97,12 @@ int main(int argc, char **argv) {
         cp.n_batch = n_pp > 0 ? n_pp : 512;
         cp.n_ubatch = cp.n_batch;
         cp.no_perf = 1;
+        cp.flash_attn_type = fa;
         struct llama_context *ctx = llama_init_from_model(model, cp);
         if (!ctx) { fprintf(stderr, "bench: no context on %s\n", devices[d]); failed = 1; llama_model_free(model); continue; }
         int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
+        /* the requested mode (llama resolves auto per device when it builds the context) */
+        const char *fa_name = fa == LLAMA_FLASH_ATTN_TYPE_ENABLED ? "on" : fa == LLAMA_FLASH_ATTN_TYPE_DISABLED ? "off" : "auto";
         char desc[128];
         llama_model_desc(model, desc, sizeof desc);
         double mib = llama_model_size(model) / 1048576.0;
@@ -110,7 +118,7 @@ int main(int argc, char **argv) {
                 total += now() - t0;
             }
             if (rc != 0) { fprintf(stderr, "bench: decode failed on %s\n", devices[d]); failed = 1; break; }
-            printf("| %s | %s | %s | %.0f | %s%d | %.2f |\n", devices[d], ddesc, desc, mib, test == 0 ? "pp" : "tg", n,
+            printf("| %s | %s | %s | %.0f | %s | %s%d | %.2f |\n", devices[d], ddesc, desc, mib, fa_name, test == 0 ? "pp" : "tg", n,
                    n * reps / total);
             fflush(stdout);
         }
