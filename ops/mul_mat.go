@@ -201,8 +201,7 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 
 // matVec8 is the vectorised mat-vec dispatch; with glu, operands hold src0 (gate), up,
 // src1 and dst, and the kernel stores silu(gate) * up. The weights are read eight
-// elements at a time (in runs of 32 per invocation when quantized: rows of whole blocks
-// hold a multiple of 32), src1 too when vec1 (otherwise element by element, with its
+// elements at a time, src1 too when vec1 (otherwise element by element, with its
 // strides).
 func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, glu, vec1 bool, l *Limits) Dispatch {
 	vec := "0"
@@ -218,14 +217,9 @@ func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, g
 	}
 	rows, wg := matVecShape(p.M*p.Batches, p.K, perRow, l)
 	acc := rows * perRow
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "GLU": "0", "VEC1": vec, "UNIT32": "0"}
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "GLU": "0", "VEC1": vec}
 	if glu {
 		defs["GLU"] = "1"
-	}
-	// Quantized weights: each invocation reads runs of 32 elements, so that the four
-	// eight-element reads of a run share their block's scales.
-	if tensors[0].Type.Quantized() {
-		defs["UNIT32"] = "1"
 	}
 	defs["ACC"], defs["RED"] = fmt.Sprint(acc), fmt.Sprint(acc*wg)
 	s := spec("mul_mat_vec8", wg, p, defs, operands...)

@@ -108,12 +108,8 @@ func lowerMulMatID(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 			vec = "1"
 		}
 		rows, wg := matVecShape(p.M*p.Batches, p.K, 1, l)
-		unit32 := "0"
-		if q {
-			unit32 = "1" // as in matVec8
-		}
 		defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": "1", "GLU": "0", "VEC1": vec, "IDS": "1",
-			"ACC": fmt.Sprint(rows), "RED": fmt.Sprint(rows * wg), "UNIT32": unit32}
+			"ACC": fmt.Sprint(rows), "RED": fmt.Sprint(rows * wg)}
 		s := spec("mul_mat_vec8", wg, p, defs, operands...)
 		blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks*uint64(p.Batches), l)}}, nil

@@ -44,7 +44,8 @@ fn element(i: u32) {
   let ne = vec4<i32>(p.Ae);
   var s = vec4<i32>(c) - vec4<i32>(p.Off);
   if (p.Circular != 0u) {
-    s = ((s % ne) + ne) % ne;
+    // wrapped in unsigned arithmetic (no remainder of a negative value): c - off mod ne
+    s = vec4<i32>((c + p.Ae - p.Off % p.Ae) % p.Ae);
   }
   if (all(s >= vec4<i32>(0)) && all(s < ne)) {
     store(d, load0(offset4(vec4<u32>(s), p.A)));

@@ -69,19 +69,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let v = b2 * p.B.z + b3 * p.B.w;
 #endif
   var acc: array<f32, {{ACC}}>;
-#if UNIT32
-  // Runs of 32 elements per invocation (p.K a multiple of 32): a quantized block, or a
-  // quarter or eighth of a k-quant super-block, whose scales the four reads share.
-  for (var k = lid * 32u; k < p.K; k = k + {{WG}}u * 32u) {
-    for (var c = 0u; c < 32u; c = c + 8u) {
-      step8(&acc, a, i0, v, k + c);
-    }
-  }
-#else
   for (var k = lid * 8u; k < p.K; k = k + {{WG}}u * 8u) {
     step8(&acc, a, i0, v, k);
   }
-#endif
   for (var o = 0u; o < ACC; o = o + 1u) { red[o * {{WG}}u + lid] = acc[o]; }
   workgroupBarrier();
   for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
