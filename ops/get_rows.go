@@ -13,7 +13,7 @@ type getRowsParams struct {
 }
 
 func init() {
-	describeFamily("GET_ROWS", "F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K rows; I32 indices", "batched over dims 2, 3; F32 result")
+	describeFamily("GET_ROWS", "F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S, IQ1_M rows; I32 indices", "batched over dims 2, 3; F32 result")
 	register(tensor.OpGetRows, family{supports: supportsGetRows, lower: lowerGetRows, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{
 			node(tensor.OpGetRows, f32(4, 3), nil, contiguous(tensor.F16, 4, 5), contiguous(tensor.I32, 3)),

@@ -26,6 +26,7 @@ fn src1_strided8(i: u32) -> mat2x4<f32> {
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
+  formats_init(lid); // tables of quantized formats
   let g = group_id(wid, nwg);
   let blocks = (p.M + ROWS - 1u) / ROWS;
   if (g >= blocks * p.Batches) { return; }
