@@ -113,10 +113,16 @@ func TestTinyLlamaLogits(t *testing.T) {
 	t.Logf("tiny llama, 32000 logits: NMSE %.3g (threshold 2e-3)", nmse)
 }
 
+// allIQEnv, set to anything, adds the IQ formats other than IQ4_NL and IQ4_XS to
+// TestQuantizedLlamaLogits (about half a minute each on lavapipe, much of it in ggml's
+// quantizer).
+const allIQEnv = "GGML_WGPU_E2E_ALL_IQ"
+
 // TestQuantizedLlamaLogits writes small llama models with Q8_0, Q4_0, Q4_K, Q6_K, mixed
-// Q4_K/Q6_K (Q4_K_M-like), Q5_K, Q2_K and Q3_K weights (the tiny model's vocabulary,
-// random weights; conformance/host/mkmodel) and compares their logits on WGPU0, every
-// layer and the output matrix there, with the CPU backend's.
+// Q4_K/Q6_K (Q4_K_M-like), Q5_K, Q2_K, Q3_K, IQ4_NL and IQ4_XS weights (and the other IQ
+// formats with GGML_WGPU_E2E_ALL_IQ; the tiny model's vocabulary, random weights;
+// conformance/host/mkmodel) and compares their logits on WGPU0, every layer and the output
+// matrix there, with the CPU backend's.
 func TestQuantizedLlamaLogits(t *testing.T) {
 	root := repoRoot(t)
 	tiny := tinyModel(t, root)
@@ -124,10 +130,16 @@ func TestQuantizedLlamaLogits(t *testing.T) {
 	mk, _ := buildHost(t, root, "mkmodel")
 	// minMiB: a little under the output matrix alone (32000 x 256: bits per weight *
 	// 0.977 MiB; Q6_K's in the mixed model).
-	for _, c := range []struct {
+	type model struct {
 		typ    string
 		minMiB float64
-	}{{"q8_0", 8}, {"q4_0", 4.25}, {"q4_k", 4.25}, {"q6_k", 6.25}, {"q4_k_m", 6.25}, {"q5_k", 5.25}, {"q2_k", 2.5}, {"q3_k", 3.25}} {
+	}
+	cases := []model{{"q8_0", 8}, {"q4_0", 4.25}, {"q4_k", 4.25}, {"q6_k", 6.25}, {"q4_k_m", 6.25}, {"q5_k", 5.25}, {"q2_k", 2.5}, {"q3_k", 3.25},
+		{"iq4_nl", 4.25}, {"iq4_xs", 4}}
+	if os.Getenv(allIQEnv) != "" {
+		cases = append(cases, []model{{"iq3_s", 3.25}, {"iq3_xxs", 2.9}, {"iq2_s", 2.4}, {"iq2_xs", 2.2}, {"iq2_xxs", 1.9}, {"iq1_m", 1.6}, {"iq1_s", 1.4}}...)
+	}
+	for _, c := range cases {
 		typ := c.typ
 		t.Run(typ, func(t *testing.T) {
 			model := filepath.Join(t.TempDir(), typ+".gguf")

@@ -1,10 +1,11 @@
 // mkmodel: writes a llama-architecture GGUF with random weights of a chosen shape, for
 // benchmarks. The tokenizer (and every other key) is copied from an existing GGUF; the
 // shape keys are overridden. q4_k_m stores the output matrix, attn_v and ffn_down in Q6_K
-// and the other matrices in Q4_K (llama-quantize's Q4_K_M mixes them similarly).
+// and the other matrices in Q4_K (llama-quantize's Q4_K_M mixes them similarly). The IQ
+// types quantize every matrix alike (llama-quantize keeps some in other types).
 //
 //   mkmodel -t tokenizer.gguf -o out.gguf [--embd 2048] [--layers 16] [--heads 32]
-//           [--kv-heads 8] [--ff 8192] [--ctx 4096] [--type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m]
+//           [--kv-heads 8] [--ff 8192] [--ctx 4096] [--type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m]
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,7 @@ int main(int argc, char **argv) {
         i++;
     }
     if (!tok || !out || embd % heads || heads % kv_heads) {
-        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m]\n");
+        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m]\n");
         return 2;
     }
     enum ggml_type wtype, hitype = GGML_TYPE_COUNT; // hitype: the Q4_K_M matrices in Q6_K
@@ -66,6 +67,15 @@ int main(int argc, char **argv) {
     else if (!strcmp(type_name, "q5_k")) { wtype = GGML_TYPE_Q5_K; file_type = 16; }
     else if (!strcmp(type_name, "q6_k")) { wtype = GGML_TYPE_Q6_K; file_type = 18; }
     else if (!strcmp(type_name, "q4_k_m")) { wtype = GGML_TYPE_Q4_K; hitype = GGML_TYPE_Q6_K; file_type = 15; }
+    else if (!strcmp(type_name, "iq2_xxs")) { wtype = GGML_TYPE_IQ2_XXS; file_type = 19; }
+    else if (!strcmp(type_name, "iq2_xs")) { wtype = GGML_TYPE_IQ2_XS; file_type = 20; }
+    else if (!strcmp(type_name, "iq3_xxs")) { wtype = GGML_TYPE_IQ3_XXS; file_type = 23; }
+    else if (!strcmp(type_name, "iq1_s")) { wtype = GGML_TYPE_IQ1_S; file_type = 24; }
+    else if (!strcmp(type_name, "iq4_nl")) { wtype = GGML_TYPE_IQ4_NL; file_type = 25; }
+    else if (!strcmp(type_name, "iq3_s")) { wtype = GGML_TYPE_IQ3_S; file_type = 26; }
+    else if (!strcmp(type_name, "iq2_s")) { wtype = GGML_TYPE_IQ2_S; file_type = 28; }
+    else if (!strcmp(type_name, "iq4_xs")) { wtype = GGML_TYPE_IQ4_XS; file_type = 30; }
+    else if (!strcmp(type_name, "iq1_m")) { wtype = GGML_TYPE_IQ1_M; file_type = 31; }
     else { fprintf(stderr, "mkmodel: unknown type %s\n", type_name); return 2; }
 
     struct gguf_init_params gp = {true, NULL};
@@ -137,6 +147,13 @@ int main(int argc, char **argv) {
         struct ggml_tensor *t = ts[i];
         int64_t n_per_row = t->ne[0], rows = ggml_nrows(t);
         float *row = malloc(sizeof(float) * n_per_row * 64);
+        // the types whose quantizer needs an importance matrix get one of ones (as
+        // test-backend-ops passes)
+        float *imatrix = NULL;
+        if (ggml_quantize_requires_imatrix(t->type)) {
+            imatrix = malloc(sizeof(float) * n_per_row);
+            for (int64_t j = 0; j < n_per_row; j++) imatrix[j] = 1.0f;
+        }
         void *conv = malloc(ggml_row_size(t->type, n_per_row) * 64);
         for (int64_t r = 0; r < rows; r += 64) {
             int64_t nr = rows - r < 64 ? rows - r : 64;
@@ -145,7 +162,7 @@ int main(int argc, char **argv) {
             size_t bytes;
             if (t->type == GGML_TYPE_F32) { bytes = sizeof(float) * n_per_row * nr; memcpy(conv, row, bytes); }
             else if (t->type == GGML_TYPE_F16) { ggml_fp32_to_fp16_row(row, conv, n_per_row * nr); bytes = 2 * n_per_row * nr; }
-            else bytes = ggml_quantize_chunk(t->type, row, conv, 0, nr, n_per_row, NULL);
+            else bytes = ggml_quantize_chunk(t->type, row, conv, 0, nr, n_per_row, imatrix);
             fwrite(conv, 1, bytes, f);
         }
         size_t nb = ggml_nbytes(t), pad = (align - nb % align) % align;
@@ -153,6 +170,7 @@ int main(int argc, char **argv) {
         total += nb + pad;
         free(row);
         free(conv);
+        free(imatrix);
     }
     fclose(f);
     fprintf(stderr, "mkmodel: wrote %s: %d layers, embd %d, ff %d, heads %d/%d, vocab %lld, %s, %.1f MiB\n",
