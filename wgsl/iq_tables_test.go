@@ -48,4 +48,8 @@ func TestFormatTablesInModules(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, src, "fn formats_init(lid: u32) {}")
 	require.NotContains(t, src, "iq")
+
+	_, err = Source(&Spec{Kernel: "norm", Workgroup: 64,
+		Operands: []Operand{{Name: "src0", Type: IQ2_S, Vec: true}, {Name: "src1", Type: F32}, {Name: "dst", Type: F32, Written: true}}})
+	require.Error(t, err, "a kernel that never fills the tables is refused")
 }

@@ -125,6 +125,10 @@ func Source(s *Spec) (string, error) {
 	if err := preprocess(&out, string(body), defs); err != nil {
 		return "", fmt.Errorf("wgsl: %s: %w", s.Kernel, err)
 	}
+	if len(fills) > 0 && strings.Count(out.String(), "formats_init(lid") < 2 {
+		// the declaration alone: the tables would be read unfilled
+		return "", fmt.Errorf("wgsl: %s reads a format with workgroup tables but never calls formats_init", s.Kernel)
+	}
 	return out.String(), nil
 }
 
