@@ -29,6 +29,8 @@ const (
 	Q3_K
 	// Formats being added (no row in quantFormats yet: the kernels cannot read them).
 	BF16
+	// The IQ formats (their lookup tables: iq_tables.go), IQ4_NL in blocks of 32, the
+	// others of 256.
 	IQ4_NL
 	IQ4_XS
 	IQ2_XXS
@@ -38,6 +40,7 @@ const (
 	IQ3_S
 	IQ1_S
 	IQ1_M
+	// More formats being added.
 	MXFP4
 	NVFP4
 	TQ1_0
@@ -325,8 +328,8 @@ var quantFormats = map[Format]quantFormat{
   let hb = 4u * (s >> 4u) + ((s >> 2u) & 3u);
   return mat2x4<f32>(d * (vec4<f32>(ux4(NAME_bytes4(o), sh, 3u)) - 4.0 + 4.0 * vec4<f32>(ux4(NAME_bytes4(hm), hb, 1u))),
                      d * (vec4<f32>(ux4(NAME_bytes4(o + 4u), sh, 3u)) - 4.0 + 4.0 * vec4<f32>(ux4(NAME_bytes4(hm + 4u), hb, 1u))));`},
-	// {f16 d; u8 qs[16]}: nibbles as Q4_0, indices of the sixteen levels iq4_levels;
-	// x = d level.
+	// {f16 d; u8 qs[16]}: nibbles as Q4_0, indices of the sixteen non-linear levels
+	// (iq4_level); x = d level.
 	IQ4_NL: {"iq4_nl", 32, 18, `
   let d = unpack2x16float(NAME_bytes4(b)).x;
   let o = b + 2u + 8u * (s & 1u);
