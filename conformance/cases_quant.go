@@ -11,11 +11,14 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 // GET_ROWS (exact dequantization) the default threshold.
 
 // quantTypes are the quantized weight formats under test: blocks of 32 elements, then the
-// k-quants (blocks of 256), then the ternary, FP4 and 1- and 2-bit formats (blocks of 256,
-// 32, 64 and 128 elements).
+// quantTypes are the quantized weight formats under test: blocks of 32 elements, then the
+// k-quants (blocks of 256), the ternary, FP4 and 1- and 2-bit formats (blocks of 256, 32,
+// 64 and 128 elements), then the IQ formats (IQ4_NL in blocks of 32, the others of 256).
 var quantTypes = []tensor.Type{tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1,
 	tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q2_K, tensor.Q3_K,
-	tensor.TQ1_0, tensor.TQ2_0, tensor.MXFP4, tensor.NVFP4, tensor.Q1_0, tensor.Q2_0}
+	tensor.TQ1_0, tensor.TQ2_0, tensor.MXFP4, tensor.NVFP4, tensor.Q1_0, tensor.Q2_0,
+	tensor.IQ4_NL, tensor.IQ4_XS, tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ2_S, tensor.IQ3_XXS, tensor.IQ3_S,
+	tensor.IQ1_S, tensor.IQ1_M}
 
 func quantCases() []*Case {
 	one := [2]int64{1, 1}

@@ -21,10 +21,6 @@ import (
 // kvQuantTypes are the quantized types a KV cache is stored in.
 var kvQuantTypes = []tensor.Type{tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.IQ4_NL}
 
-// kvReadable reports whether the device can read back the type (IQ4_NL's dequantization
-// is not part of this change: its read-back cases are optional until it is).
-func kvReadable(t tensor.Type) bool { return t != tensor.IQ4_NL }
-
 // quantOffByOne is the NMSE of one value of n, drawn from [-1, 1], off by one quantization
 // step of type t (test-backend-ops' max_nmse_err of test_set_rows and test_cpy).
 func quantOffByOne(t tensor.Type, n int64) float64 {
@@ -85,13 +81,9 @@ func quantCopyCases() []*Case {
 			{shape(64, 2, 3, 2), "dst_perm"},
 			{shape(96, 3, 2), "reshape"},
 		} {
-			k := cpyCase(q, f32, c.ne, c.variant, perm)
-			k.Optional = !kvReadable(q)
-			cs = append(cs, k)
+			cs = append(cs, cpyCase(q, f32, c.ne, c.variant, perm))
 		}
-		k := quantToF16Case(q, shape(64, 3, 2, 2))
-		k.Optional = !kvReadable(q)
-		cs = append(cs, k)
+		cs = append(cs, quantToF16Case(q, shape(64, 3, 2, 2)))
 	}
 	return cs
 }

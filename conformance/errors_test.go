@@ -57,7 +57,7 @@ func f32Values(raw []byte) []float32 {
 }
 
 // TestSupportsOpRejects asks WGPU0 about nodes the library does not implement (a MUL_MAT
-// with an IQ4_XS weight, PAD_REFLECT_1D) whose tensors have no buffer and NULL data, as the scheduler
+// with a Q8_K weight, PAD_REFLECT_1D) whose tensors have no buffer and NULL data, as the scheduler
 // and llama's weight placement do before anything is allocated: the answer must be false,
 // and the call must not crash. Supported counterparts of the same nodes (F16 and Q4_K
 // weights) must be accepted. It then repeats llama's weight probe: a zero-size buffer of
@@ -66,7 +66,7 @@ func TestSupportsOpRejects(t *testing.T) {
 	_, l, _, dev := openDevice(t)
 	ctx := newCtx(t, l)
 
-	wq := l.NewTensor2D(ctx, tensor.IQ4_XS, 256, 16)
+	wq := l.NewTensor2D(ctx, tensor.Q8_K, 256, 16)
 	wk := l.NewTensor2D(ctx, tensor.Q4_K, 256, 16)
 	wf := l.NewTensor2D(ctx, tensor.F16, 256, 16)
 	x := l.NewTensor2D(ctx, tensor.F32, 256, 3)
@@ -80,7 +80,7 @@ func TestSupportsOpRejects(t *testing.T) {
 		require.Zero(t, tt.Data(), "tensor %s has data", tt.Name())
 	}
 
-	require.False(t, l.DevSupportsOp(dev, mmQ), "supports_op(MUL_MAT iq4_xs x f32) must be false")
+	require.False(t, l.DevSupportsOp(dev, mmQ), "supports_op(MUL_MAT q8_K x f32) must be false")
 	require.False(t, l.DevSupportsOp(dev, refl), "supports_op(PAD_REFLECT_1D) must be false")
 	require.True(t, l.DevSupportsOp(dev, mmF), "supports_op(MUL_MAT f16 x f32) must be true")
 	require.True(t, l.DevSupportsOp(dev, mmK), "supports_op(MUL_MAT q4_K x f32) must be true")

@@ -915,7 +915,8 @@ func TestAllocEdges(t *testing.T) {
 }
 
 // TestUnsupportedMidGraph computes graphs where a node WGPU0 does not implement sits
-// between supported ones (an IQ4_XS MUL_MAT, a PAD_REFLECT_1D, an MROPE) after an ADD whose result
+// between supported ones (a MUL_MAT of Q8_K weights, ggml's activation type, a PAD_REFLECT_1D,
+// an MROPE's ROPE_BACK) after an ADD whose result
 // it reads: supports_op must answer false for that node, graph_compute must return
 // GGML_STATUS_FAILED with a logged reason, nothing may have run (the ADD's result keeps
 // the bytes it held: the library fails before submitting), and a supported graph on the
@@ -927,8 +928,8 @@ func TestUnsupportedMidGraph(t *testing.T) {
 		ne   [4]int64
 		bad  build
 	}{
-		{"MUL_MAT_iq4_xs", shape(256, 4), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
-			w := l.NewTensor2D(ctx, tensor.IQ4_XS, 256, 8)
+		{"MUL_MAT_q8_K", shape(256, 4), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
+			w := l.NewTensor2D(ctx, tensor.Q8_K, 256, 8)
 			return l.MulMat(ctx, w, a), []ggml.Tensor{w}
 		}},
 		{"PAD_REFLECT_1D", shape(32, 4), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {

@@ -155,7 +155,13 @@ func TestKernelsCompile(t *testing.T) {
 
 func TestSupportsRejects(t *testing.T) {
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
-	iq4 := contiguous(tensor.IQ4_XS, 256, 4)
+	unread := contiguous(tensor.Q8_K, 256, 4) // an activation type, never read as weights
+	iq2sPart := contiguous(tensor.IQ2_S, 256, 4)
+	iq2sPart.Ne[0] = 128 // half a block per row
+	iq4nl := contiguous(tensor.IQ4_NL, 64, 4)
+	iq4nl.Nb[1] = 40 // rows not at whole blocks
+	iq1mNb := contiguous(tensor.IQ1_M, 256, 4)
+	iq1mNb.Nb[0] = 64 // not the block's bytes
 	q4kPart := contiguous(tensor.Q4_K, 256, 4)
 	q4kPart.Ne[0] = 128 // half a block per row
 	q4kApart := contiguous(tensor.Q4_K, 256, 4)
@@ -167,8 +173,11 @@ func TestSupportsRejects(t *testing.T) {
 	q4t := contiguous(tensor.Q4_0, 64, 4)
 	q4t.Ne, q4t.Nb = [4]int64{4, 64, 1, 1}, [4]uint64{36, 18, 72 * 4, 72 * 4} // transposed
 	cases := map[string]*tensor.Tensor{
-		"unread type matmul":         node(tensor.OpMulMat, f32(4, 2), nil, iq4, f32(256, 2)),
-		"unread type get_rows":       node(tensor.OpGetRows, f32(256, 2), nil, iq4, contiguous(tensor.I32, 2)),
+		"unread type matmul":         node(tensor.OpMulMat, f32(4, 2), nil, unread, f32(256, 2)),
+		"unread type get_rows":       node(tensor.OpGetRows, f32(256, 2), nil, unread, contiguous(tensor.I32, 2)),
+		"iq part block":              node(tensor.OpMulMat, f32(4, 2), nil, iq2sPart, f32(128, 2)),
+		"iq rows apart":              node(tensor.OpGetRows, f32(64, 2), nil, iq4nl, contiguous(tensor.I32, 2)),
+		"iq block bytes":             node(tensor.OpMulMat, f32(4, 2), nil, iq1mNb, f32(256, 2)),
 		"k-quant part block":         node(tensor.OpMulMat, f32(4, 2), nil, q4kPart, f32(128, 2)),
 		"k-quant rows apart":         node(tensor.OpGetRows, f32(256, 2), nil, q4kApart, contiguous(tensor.I32, 2)),
 		"k-quant block bytes":        node(tensor.OpMulMat, f32(4, 2), nil, q6kNb, f32(256, 2)),
@@ -186,7 +195,7 @@ func TestSupportsRejects(t *testing.T) {
 		"unary type change":          node(tensor.OpUnary, f32(4), []int32{int32(tensor.UnaryAbs)}, contiguous(tensor.F16, 4)),
 		"softmax sinks not per head": node(tensor.OpSoftMax, f32(4, 2), nil, f32(4, 2), nil, f32(2)),
 		"softmax f16 sinks":          node(tensor.OpSoftMax, f32(4, 2, 2), nil, f32(4, 2, 2), nil, contiguous(tensor.F16, 2)),
-		"mul_mat_id unread type":     node(tensor.OpMulMatID, f32(4, 2, 3), nil, contiguous(tensor.IQ4_XS, 256, 4, 8), f32(256, 2, 3), contiguous(tensor.I32, 2, 3)),
+		"mul_mat_id unread type":     node(tensor.OpMulMatID, f32(4, 2, 3), nil, contiguous(tensor.Q8_K, 256, 4, 8), f32(256, 2, 3), contiguous(tensor.I32, 2, 3)),
 		"mul_mat_id i64 ids":         node(tensor.OpMulMatID, f32(4, 2, 3), nil, f32(64, 4, 8), f32(64, 2, 3), contiguous(tensor.I64, 2, 3)),
 		"mul_mat_id 4d experts":      node(tensor.OpMulMatID, f32(4, 2, 3), nil, f32(64, 4, 8, 2), f32(64, 2, 3), contiguous(tensor.I32, 2, 3)),
 		"argsort row too long":       node(tensor.OpArgSort, contiguous(tensor.I32, 4097), nil, f32(4097)),
@@ -210,6 +219,7 @@ func TestSupportsRejects(t *testing.T) {
 
 func TestQuantTypes(t *testing.T) {
 	require.Equal(t, []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+		tensor.IQ2_XXS, tensor.IQ2_XS, tensor.IQ3_XXS, tensor.IQ1_S, tensor.IQ4_NL, tensor.IQ3_S, tensor.IQ2_S, tensor.IQ4_XS, tensor.IQ1_M,
 		tensor.TQ1_0, tensor.TQ2_0, tensor.MXFP4, tensor.NVFP4, tensor.Q1_0, tensor.Q2_0}, quantTypes)
 	for _, q := range quantTypes {
 		f, ok := format(q)

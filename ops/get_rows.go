@@ -13,7 +13,7 @@ type getRowsParams struct {
 }
 
 func init() {
-	describeFamily("GET_ROWS", "F32, F16, BF16, I32, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 rows; I32 indices", "batched over dims 2, 3; F32 result (I32 rows: I32)")
+	describeFamily("GET_ROWS", "F32, F16, BF16, I32 and every quantized format ("+quantNames()+") rows; I32 indices", "batched over dims 2, 3; F32 result (I32 rows: I32)")
 	register(tensor.OpGetRows, family{supports: supportsGetRows, lower: lowerGetRows, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{
 			node(tensor.OpGetRows, f32(4, 3), nil, contiguous(tensor.F16, 4, 5), contiguous(tensor.I32, 3)),

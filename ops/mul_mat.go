@@ -7,8 +7,8 @@ import (
 )
 
 // MUL_MAT: dst[i, j, b2, b3] = sum_k src0[k, i, b2/r2, b3/r3] * src1[k, j, b2, b3] with
-// src0 F32, F16, BF16 (any strides) or quantized (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K,
-// Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0: rows of whole blocks, see quantRows), src1 F32 (any strides), dst F32.
+// src0 F32, F16, BF16 (any strides) or quantized (every format of quantNames: rows of
+// whole blocks, see quantRows), src1 F32 (any strides), dst F32.
 // Few columns (decode) use the mat-vec kernels, more use the tiled kernel. Quantized rows are always read eight
 // elements at a time, dequantized in registers by their format's routine (wgsl/formats.go).
 
@@ -107,7 +107,7 @@ func vec8(t *tensor.Tensor) bool {
 }
 
 func init() {
-	describeFamily("MUL_MAT", "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0, Q2_0 x F32",
+	describeFamily("MUL_MAT", "F32, F16, BF16, "+quantNames()+" x F32",
 		"batched, src0 broadcast over dims 2, 3; any strides (quantized src0: rows of whole blocks)")
 	register(tensor.OpMulMat, family{supports: supportsMulMat, lower: lowerMulMat, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{

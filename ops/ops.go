@@ -158,6 +158,16 @@ var quantTypes = func() []tensor.Type {
 	return ts
 }()
 
+// quantNames lists quantTypes by their names in capitals (e.g. "Q4_0, Q4_1, ..."), for
+// the README's op table.
+func quantNames() string {
+	names := make([]string, len(quantTypes))
+	for i, t := range quantTypes {
+		names[i] = strings.ToUpper(t.String())
+	}
+	return strings.Join(names, ", ")
+}
+
 // quantized reports whether t is of a quantized type the kernels read.
 func quantized(t tensor.Type) bool {
 	f, ok := format(t)

@@ -27,8 +27,10 @@ const (
 	Q5_K
 	Q2_K
 	Q3_K
-	// Formats added later: the kernels read BF16 and those with a row in quantFormats.
-	BF16 // plain bfloat16, read and written like F16 (bf16.go)
+	// Plain bfloat16, read and written like F16 (bf16.go).
+	BF16
+	// The IQ formats (their lookup tables: iq_tables.go), IQ4_NL in blocks of 32, the
+	// others of 256.
 	IQ4_NL
 	IQ4_XS
 	IQ2_XXS
@@ -38,6 +40,7 @@ const (
 	IQ3_S
 	IQ1_S
 	IQ1_M
+	// FP4 (blocks of 32 and 64), ternary (256) and 1- and 2-bit (128, 64) formats.
 	MXFP4
 	NVFP4
 	TQ1_0
@@ -200,16 +203,41 @@ type quantFormat struct {
 }
 
 // formatTables holds, per format that needs them, the module-scope WGSL declarations its
-// routine uses (lookup tables as const arrays); a module gets them once however many
-// operands use the format.
+// routine uses, one per line; a module gets each line once however many operands use it.
+// The IQ formats' lookup tables are generated from ggml into iq_tables.go (`go generate
+// ./wgsl`). naga refuses dynamic indices into const arrays and a private copy per
+// invocation is far too slow on CPU drivers, so the large ones live in workgroup memory:
+// a line `var<workgroup> NAME: ...;` declares such a table, and the module's
+// formats_init(lid), which every kernel that reads quantized operands calls first, fills
+// it with NAME_init() (see Source).
 var formatTables = map[Format]string{
-	// The sixteen non-linear 4-bit levels of IQ4_NL and IQ4_XS (kvalues_iq4nl of
-	// ggml-common.h), read by their dequantization and chosen by IQ4_NL quantization.
-	IQ4_NL: iq4Levels,
-	IQ4_XS: iq4Levels,
+	IQ4_NL:  iq4Levels + iq4Helpers,
+	IQ4_XS:  iq4Levels + iq4Helpers,
+	IQ2_XXS: iq2xxsGrid + iqSignHelpers,
+	IQ2_XS:  iq2xsGrid + iqSignHelpers,
+	IQ2_S:   iq2sGrid + iqSignHelpers,
+	IQ3_XXS: iq3xxsGrid + iqSignHelpers,
+	IQ3_S:   iq3sGrid + iqSignHelpers,
+	IQ1_S:   iq1sGrid + iq1Delta + iq1Helpers,
+	IQ1_M:   iq1sGrid + iq1Delta + iq1Helpers,
 }
 
-const iq4Levels = "const iq4_levels = array<f32, 16>(-127.0, -104.0, -83.0, -65.0, -49.0, -35.0, -22.0, -10.0, 1.0, 13.0, 25.0, 38.0, 53.0, 69.0, 89.0, 113.0);\n"
+// iq4Helpers maps four 4-bit indices to their levels.
+const iq4Helpers = "fn iq4_level4(q: vec4<u32>) -> vec4<f32> { return vec4<f32>(iq4_level(q.x), iq4_level(q.y), iq4_level(q.z), iq4_level(q.w)); }\n"
+
+// iqSignHelpers serve the IQ2 and IQ3 formats: iq_signs(i) is the sign byte of a 7-bit
+// sign index (the index, and as bit 7 the parity of its bits: ksigns_iq2xs, checked
+// against ggml by the table generator); iq_signed8(g, sb, d) returns the eight bytes of a
+// grid entry (two words) times d, negated where sign byte sb has a bit set.
+const iqSignHelpers = "fn iq_signs(i: u32) -> u32 { return i | ((countOneBits(i) & 1u) << 7u); }\n" +
+	"fn iq_signed8(g: vec2<u32>, sb: u32, d: f32) -> mat2x4<f32> { return mat2x4<f32>(d * vec4<f32>(ux4(g.x, 0u, 255u)) * (1.0 - 2.0 * bits4(sb)), d * vec4<f32>(ux4(g.y, 0u, 255u)) * (1.0 - 2.0 * bits4(sb >> 4u))); }\n"
+
+// iq1Helpers: iq1_values8(g, d, sign) returns the eight values of grid entry g (16 bits,
+// see iq1s_grid_get) shifted by iq1_delta, negated when sign is set, times d.
+const iq1Helpers = "fn iq1_values8(g: u32, d: f32, sign: bool) -> mat2x4<f32> { let dl = select(iq1_delta, -iq1_delta, sign) - 1.0; " +
+	"return mat2x4<f32>(d * (vec4<f32>((vec4<u32>(g) >> vec4<u32>(0u, 2u, 4u, 6u)) & vec4<u32>(3u)) + dl), d * (vec4<f32>((vec4<u32>(g) >> vec4<u32>(8u, 10u, 12u, 14u)) & vec4<u32>(3u)) + dl)); }\n"
+
+//go:generate go run ./internal/gengrids -lib ../.cache/ggml/lib -out iq_tables.go
 
 var quantFormats = map[Format]quantFormat{
 	// {f16 d; i8 qs[32]}: x = q * d.
@@ -359,6 +387,89 @@ var quantFormats = map[Format]quantFormat{
   let w = vec4<u32>(NAME_bytes4(b + 2u + 2u * s));
   return mat2x4<f32>(d * (vec4<f32>((w >> vec4<u32>(0u, 2u, 4u, 6u)) & vec4<u32>(3u)) - 1.0),
                      d * (vec4<f32>((w >> vec4<u32>(8u, 10u, 12u, 14u)) & vec4<u32>(3u)) - 1.0));`},
+	// {f16 d; u8 qs[16]}: nibbles as Q4_0, indices of the sixteen non-linear levels
+	// (iq4_level); x = d level.
+	IQ4_NL: {"iq4_nl", 32, 18, `
+  let d = unpack2x16float(NAME_bytes4(b)).x;
+  let o = b + 2u + 8u * (s & 1u);
+  let sh = 4u * (s >> 1u);
+  return mat2x4<f32>(d * iq4_level4(ux4(NAME_bytes4(o), sh, 15u)), d * iq4_level4(ux4(NAME_bytes4(o + 4u), sh, 15u)));`},
+	// {f16 d; u16 scales_h; u8 scales_l[4]; u8 qs[128]}: eight sub-blocks of 32 with
+	// 6-bit scales (nibble j of scales_l over bits 2j, 2j + 1 of scales_h), each IQ4_NL's
+	// nibbles of qs[16 j ..]; x = d (sc - 32) level.
+	IQ4_XS: {"iq4_xs", 256, 136, `
+  let w = NAME_bytes4(b);
+  let j = s >> 2u;
+  let sc = ((NAME_bytes4(b + 4u) >> (4u * j)) & 15u) | (((w >> (16u + 2u * j)) & 3u) << 4u);
+  let d = unpack2x16float(w).x * (f32(sc) - 32.0);
+  let o = b + 8u + 16u * j + 8u * (s & 1u);
+  let sh = 4u * ((s >> 1u) & 1u);
+  return mat2x4<f32>(d * iq4_level4(ux4(NAME_bytes4(o), sh, 15u)), d * iq4_level4(ux4(NAME_bytes4(o + 4u), sh, 15u)));`},
+	// {f16 d; per 32 elements two words: four indices of iq2xxs_grid (a byte each), then
+	// four 7-bit sign indices and a 4-bit scale (top)}; x = d (0.5 + sc) / 4 grid.
+	IQ2_XXS: {"iq2_xxs", 256, 66, `
+  let o = b + 2u + 8u * (s >> 2u);
+  let l = s & 3u;
+  let aux = NAME_bytes4(o + 4u);
+  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + f32(aux >> 28u)) * 0.25;
+  let g = iq2xxs_grid_get((NAME_bytes4(o) >> (8u * l)) & 255u);
+  return iq_signed8(g, iq_signs((aux >> (7u * l)) & 127u), d);`},
+	// {f16 d; u16 qs[32] (a 9-bit index of iq2xs_grid under a 7-bit sign index per eight
+	// elements); u8 scales[8] (a nibble per 16 elements)}; x = d (0.5 + sc) / 4 grid.
+	IQ2_XS: {"iq2_xs", 256, 74, `
+  let q = NAME_bytes4(b + 2u + 2u * s) & 0xffffu;
+  let sc = (NAME_bytes4(b + 66u + (s >> 2u)) >> (4u * ((s >> 1u) & 1u))) & 15u;
+  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + f32(sc)) * 0.25;
+  return iq_signed8(iq2xs_grid_get(q & 511u), iq_signs(q >> 9u), d);`},
+	// {f16 d; u8 qs[32] (index bits 0..7 of iq2s_grid per eight elements); u8 signs[32];
+	// u8 qh[8] (index bits 8, 9 of group s at bit 2 (s % 4) of qh[s / 4]); u8 scales[8]
+	// (a nibble per 16 elements)}; x = d (0.5 + sc) / 4 grid.
+	IQ2_S: {"iq2_s", 256, 82, `
+  let qh = (NAME_bytes4(b + 66u + (s >> 2u)) >> (2u * (s & 3u))) & 3u;
+  let sc = (NAME_bytes4(b + 74u + (s >> 2u)) >> (4u * ((s >> 1u) & 1u))) & 15u;
+  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + f32(sc)) * 0.25;
+  let g = iq2s_grid_get((NAME_bytes4(b + 2u + s) & 255u) | (qh << 8u));
+  return iq_signed8(g, NAME_bytes4(b + 34u + s) & 255u, d);`},
+	// {f16 d; u8 qs[64] (an index of iq3xxs_grid per four elements); per 32 elements a
+	// word of four 7-bit sign indices and a 4-bit scale (top)}; x = d (0.5 + sc) / 2 grid.
+	IQ3_XXS: {"iq3_xxs", 256, 98, `
+  let q = NAME_bytes4(b + 2u + 2u * s);
+  let aux = NAME_bytes4(b + 66u + 4u * (s >> 2u));
+  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + f32(aux >> 28u)) * 0.5;
+  let g = vec2<u32>(iq3xxs_grid_get(q & 255u), iq3xxs_grid_get((q >> 8u) & 255u));
+  return iq_signed8(g, iq_signs((aux >> (7u * (s & 3u))) & 127u), d);`},
+	// {f16 d; u8 qs[64] (index bits 0..7 of iq3s_grid per four elements); u8 qh[8] (bit 8
+	// of index p at bit p % 8 of qh[p / 8]); u8 signs[32]; u8 scales[4] (a nibble per 32
+	// elements)}; x = d (1 + 2 sc) grid.
+	IQ3_S: {"iq3_s", 256, 110, `
+  let j = s >> 2u;
+  let q = NAME_bytes4(b + 2u + 2u * s);
+  let qh = (NAME_bytes4(b + 66u + j) >> (2u * (s & 3u))) & 3u;
+  let sc = (NAME_bytes4(b + 106u + (j >> 1u)) >> (4u * (j & 1u))) & 15u;
+  let d = unpack2x16float(NAME_bytes4(b)).x * f32(1u + 2u * sc);
+  let g = vec2<u32>(iq3s_grid_get((q & 255u) | ((qh & 1u) << 8u)), iq3s_grid_get(((q >> 8u) & 255u) | ((qh >> 1u) << 8u)));
+  return iq_signed8(g, NAME_bytes4(b + 74u + s) & 255u, d);`},
+	// {f16 d; u8 qs[32] (index bits 0..7 of iq1s_grid per eight elements); u16 qh[8] (per
+	// 32 elements: index bits 8..10 of group l at bit 3l, a 3-bit scale at bit 12, the
+	// delta's sign at bit 15)}; x = d (2 sc + 1) (grid +- iq1_delta).
+	IQ1_S: {"iq1_s", 256, 50, `
+  let qh = NAME_bytes4(b + 34u + 2u * (s >> 2u));
+  let d = unpack2x16float(NAME_bytes4(b)).x * f32(2u * ((qh >> 12u) & 7u) + 1u);
+  let g = iq1s_grid_get((NAME_bytes4(b + 2u + s) & 255u) | (((qh >> (3u * (s & 3u))) & 7u) << 8u));
+  return iq1_values8(g, d, (qh & 0x8000u) != 0u);`},
+	// {u8 qs[32] (index bits 0..7 of iq1s_grid per eight elements); u8 qh[16] (a nibble
+	// per eight elements: index bits 8..10, the delta's sign at bit 3); u16 scales[4]
+	// (3-bit scales, four per word per 64 elements; the top nibbles of the four words
+	// make the f16 scale d)}; x = d (2 sc + 1) (grid +- iq1_delta).
+	IQ1_M: {"iq1_m", 256, 56, `
+  let w0 = NAME_bytes4(b + 48u);
+  let w1 = NAME_bytes4(b + 52u);
+  let dh = ((w0 >> 12u) & 0xfu) | ((w0 >> 24u) & 0xf0u) | ((w1 >> 4u) & 0xf00u) | ((w1 >> 16u) & 0xf000u);
+  let sc = (NAME_bytes4(b + 48u + 2u * (s >> 3u)) >> (6u * ((s >> 2u) & 1u) + 3u * ((s >> 1u) & 1u))) & 7u;
+  let d = unpack2x16float(dh).x * f32(2u * sc + 1u);
+  let h = (NAME_bytes4(b + 32u + (s >> 1u)) >> (4u * (s & 1u))) & 15u;
+  let g = iq1s_grid_get((NAME_bytes4(b + s) & 255u) | ((h & 7u) << 8u));
+  return iq1_values8(g, d, (h & 8u) != 0u);`},
 }
 
 // accessors declares a quantized operand as u32 words, NAME_bytes4(a) and the

@@ -90,36 +90,34 @@ var quantWriters = map[Format]quantWriter{
 	// A block of magnitude below 1e-15 has d = 0 (ggml leaves its nibbles unspecified;
 	// they are 0 here).
 	IQ4_NL: {name: "iq4_nl", bytes: 18, set: `
-  var lv = iq4_levels;
   let m = NAME_absmax(v);
   var l: array<u32, 32>;
   var d = 0.0;
   if (abs(m) >= 1e-15) {
-    let id = 1.0 / (m / lv[0]);
+    let id = 1.0 / (m / iq4_level(0u));
     var sqx = 0.0;
     var sq2 = 0.0;
     for (var j = 0u; j < 32u; j = j + 1u) {
       let k = NAME_level(id * v[j]);
       l[j] = k;
       let w = v[j] * v[j];
-      sqx = sqx + w * lv[k] * v[j];
-      sq2 = sq2 + w * lv[k] * lv[k];
+      sqx = sqx + w * iq4_level(k) * v[j];
+      sq2 = sq2 + w * iq4_level(k) * iq4_level(k);
     }
     d = select(0.0, sqx / sq2, sq2 > 0.0);
   }
   q[0] = NAME_f16(d);
   for (var j = 0u; j < 16u; j = j + 1u) { NAME_put(&q, 2u + j, l[j] | (l[j + 16u] << 4u)); }`,
 		fns: `fn NAME_level(x: f32) -> u32 {
-  var lv = iq4_levels;
-  if (x <= lv[0]) { return 0u; }
-  if (x >= lv[15]) { return 15u; }
+  if (x <= iq4_level(0u)) { return 0u; }
+  if (x >= iq4_level(15u)) { return 15u; }
   var lo = 0u;
   var hi = 15u;
   while (hi - lo > 1u) {
     let mid = (lo + hi) / 2u;
-    if (x < lv[mid]) { hi = mid; } else { lo = mid; }
+    if (x < iq4_level(mid)) { hi = mid; } else { lo = mid; }
   }
-  return select(hi, hi - 1u, x - lv[hi - 1u] < lv[hi] - x);
+  return select(hi, hi - 1u, x - iq4_level(hi - 1u) < iq4_level(hi) - x);
 }
 `},
 }

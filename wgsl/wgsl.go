@@ -96,13 +96,20 @@ func Source(s *Spec) (string, error) {
 	if err := preprocess(&out, "#include common", defs); err != nil {
 		return "", err
 	}
-	tables := map[Format]bool{}
+	tables := map[string]bool{}
+	var fills []string
 	for _, o := range s.Operands {
-		if t := formatTables[o.Type]; t != "" && !tables[o.Type] {
-			tables[o.Type] = true
-			out.WriteString(t)
+		for _, t := range strings.SplitAfter(formatTables[o.Type], "\n") {
+			if t != "" && !tables[t] {
+				tables[t] = true
+				out.WriteString(t)
+				if name, ok := strings.CutPrefix(t, "var<workgroup> "); ok {
+					fills = append(fills, name[:strings.IndexByte(name, ':')]+"_init();")
+				}
+			}
 		}
 	}
+	out.WriteString(formatsInit(fills))
 	for i, o := range s.Operands {
 		if o.Vec {
 			a, err := o.Type.vecAccessors(o.Name, i+1)
@@ -124,7 +131,21 @@ func Source(s *Spec) (string, error) {
 	if err := preprocess(&out, string(body), defs); err != nil {
 		return "", fmt.Errorf("wgsl: %s: %w", s.Kernel, err)
 	}
+	if len(fills) > 0 && strings.Count(out.String(), "formats_init(lid") < 2 {
+		// the declaration alone: the tables would be read unfilled
+		return "", fmt.Errorf("wgsl: %s reads a format with workgroup tables but never calls formats_init", s.Kernel)
+	}
 	return out.String(), nil
+}
+
+// formatsInit returns formats_init(lid), which kernels that read quantized operands call
+// first, in uniform control flow: invocation 0 fills the module's workgroup tables
+// (fills), then the workgroup waits; without tables it does nothing.
+func formatsInit(fills []string) string {
+	if len(fills) == 0 {
+		return "fn formats_init(lid: u32) {}\n"
+	}
+	return "fn formats_init(lid: u32) {\n  if (lid == 0u) { " + strings.Join(fills, " ") + " }\n  workgroupBarrier();\n}\n"
 }
 
 func truthy(defs map[string]string, name string) bool {

@@ -137,7 +137,10 @@ func TestQuantizedFormats(t *testing.T) {
 	}{Q8_0: {"q8_0", 32, 34}, Q4_0: {"q4_0", 32, 18}, Q4_1: {"q4_1", 32, 20}, Q5_0: {"q5_0", 32, 22}, Q5_1: {"q5_1", 32, 24},
 		Q2_K: {"q2_K", 256, 84}, Q3_K: {"q3_K", 256, 110}, Q4_K: {"q4_K", 256, 144}, Q5_K: {"q5_K", 256, 176}, Q6_K: {"q6_K", 256, 210},
 		MXFP4: {"mxfp4", 32, 17}, NVFP4: {"nvfp4", 64, 36}, TQ1_0: {"tq1_0", 256, 54}, TQ2_0: {"tq2_0", 256, 66},
-		Q1_0: {"q1_0", 128, 18}, Q2_0: {"q2_0", 64, 18}} {
+		Q1_0: {"q1_0", 128, 18}, Q2_0: {"q2_0", 64, 18},
+
+		IQ4_NL: {"iq4_nl", 32, 18}, IQ4_XS: {"iq4_xs", 256, 136}, IQ2_XXS: {"iq2_xxs", 256, 66}, IQ2_XS: {"iq2_xs", 256, 74},
+		IQ2_S: {"iq2_s", 256, 82}, IQ3_XXS: {"iq3_xxs", 256, 98}, IQ3_S: {"iq3_s", 256, 110}, IQ1_S: {"iq1_s", 256, 50}, IQ1_M: {"iq1_m", 256, 56}} {
 		require.True(t, f.Quantized())
 		require.Equal(t, want.name, f.String())
 		require.Equal(t, want.elems, f.BlockElems())

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -626,7 +627,8 @@ func (l *Lib) FP32ToFP16(src []float32) []uint16 {
 }
 
 // Quantize converts rows of perRow float32 values to the blocks of the quantized type t
-// with ggml's own reference quantizer (ggml_quantize_chunk, no importance matrix); len(src)
+// with ggml's own quantizer (ggml_quantize_chunk; an importance matrix of ones for the types
+// that require one, as test-backend-ops passes, none otherwise); len(src)
 // must be a whole number of rows, and perRow a multiple of t's block.
 func (l *Lib) Quantize(t tensor.Type, src []float32, perRow int) ([]byte, error) {
 	be := t.BlockElems()
@@ -638,7 +640,12 @@ func (l *Lib) Quantize(t tensor.Type, src []float32, perRow int) ([]byte, error)
 	if rows == 0 {
 		return dst, nil
 	}
-	n := l.quantizeChunk(t, unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0]), 0, int64(rows), int64(perRow), nil)
+	im, ones, err := l.importance(t, perRow)
+	if err != nil {
+		return nil, err
+	}
+	n := l.quantizeChunk(t, unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0]), 0, int64(rows), int64(perRow), im)
+	runtime.KeepAlive(ones)
 	if int(n) != len(dst) {
 		return nil, fmt.Errorf("ggml: ggml_quantize_chunk(%s) wrote %d bytes, want %d", t, n, len(dst))
 	}

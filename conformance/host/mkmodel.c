@@ -1,7 +1,8 @@
 // mkmodel: writes a llama-architecture GGUF with random weights of a chosen shape, for
 // benchmarks. The tokenizer (and every other key) is copied from an existing GGUF; the
 // shape keys are overridden. q4_k_m stores the output matrix, attn_v and ffn_down in Q6_K
-// and the other matrices in Q4_K (llama-quantize's Q4_K_M mixes them similarly).
+// and the other matrices in Q4_K (llama-quantize's Q4_K_M mixes them similarly). The IQ
+// types quantize every matrix alike (llama-quantize keeps some in other types).
 // --experts N (with --experts-used K) writes a mixture of experts instead of each layer's
 // feed-forward matrices, as llama's architecture reads one (Mixtral): an F32 router
 // ffn_gate_inp [embd, N] and the stacked experts ffn_gate_exps, ffn_up_exps [embd, ff, N]
@@ -9,7 +10,8 @@
 //
 //   mkmodel -t tokenizer.gguf -o out.gguf [--embd 2048] [--layers 16] [--heads 32]
 //           [--kv-heads 8] [--ff 8192] [--ctx 4096]
-//           [--type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0]
+//           [--type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|
+//                  iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m]
 //           [--experts 0] [--experts-used 2]
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +63,7 @@ int main(int argc, char **argv) {
         i++;
     }
     if (!tok || !out || embd % heads || heads % kv_heads || experts < 0 || (experts && (experts_used < 1 || experts_used > experts))) {
-        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0 --experts N --experts-used K]\n");
+        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m --experts N --experts-used K]\n");
         return 2;
     }
     enum ggml_type wtype, hitype = GGML_TYPE_COUNT; // hitype: the Q4_K_M matrices in Q6_K
@@ -83,6 +85,15 @@ int main(int argc, char **argv) {
     else if (!strcmp(type_name, "nvfp4")) { wtype = GGML_TYPE_NVFP4; file_type = 39; }
     else if (!strcmp(type_name, "q1_0")) { wtype = GGML_TYPE_Q1_0; file_type = 40; }
     else if (!strcmp(type_name, "q2_0")) { wtype = GGML_TYPE_Q2_0; file_type = 41; }
+    else if (!strcmp(type_name, "iq2_xxs")) { wtype = GGML_TYPE_IQ2_XXS; file_type = 19; }
+    else if (!strcmp(type_name, "iq2_xs")) { wtype = GGML_TYPE_IQ2_XS; file_type = 20; }
+    else if (!strcmp(type_name, "iq3_xxs")) { wtype = GGML_TYPE_IQ3_XXS; file_type = 23; }
+    else if (!strcmp(type_name, "iq1_s")) { wtype = GGML_TYPE_IQ1_S; file_type = 24; }
+    else if (!strcmp(type_name, "iq4_nl")) { wtype = GGML_TYPE_IQ4_NL; file_type = 25; }
+    else if (!strcmp(type_name, "iq3_s")) { wtype = GGML_TYPE_IQ3_S; file_type = 26; }
+    else if (!strcmp(type_name, "iq2_s")) { wtype = GGML_TYPE_IQ2_S; file_type = 28; }
+    else if (!strcmp(type_name, "iq4_xs")) { wtype = GGML_TYPE_IQ4_XS; file_type = 30; }
+    else if (!strcmp(type_name, "iq1_m")) { wtype = GGML_TYPE_IQ1_M; file_type = 31; }
     else { fprintf(stderr, "mkmodel: unknown type %s\n", type_name); return 2; }
 
     struct gguf_init_params gp = {true, NULL};
@@ -170,6 +181,13 @@ int main(int argc, char **argv) {
         struct ggml_tensor *t = ts[i];
         int64_t n_per_row = t->ne[0], rows = ggml_nrows(t);
         float *row = malloc(sizeof(float) * n_per_row * 64);
+        // the types whose quantizer needs an importance matrix get one of ones (as
+        // test-backend-ops passes)
+        float *imatrix = NULL;
+        if (ggml_quantize_requires_imatrix(t->type)) {
+            imatrix = malloc(sizeof(float) * n_per_row);
+            for (int64_t j = 0; j < n_per_row; j++) imatrix[j] = 1.0f;
+        }
         void *conv = malloc(ggml_row_size(t->type, n_per_row) * 64);
         for (int64_t r = 0; r < rows; r += 64) {
             int64_t nr = rows - r < 64 ? rows - r : 64;
@@ -179,7 +197,7 @@ int main(int argc, char **argv) {
             if (t->type == GGML_TYPE_F32) { bytes = sizeof(float) * n_per_row * nr; memcpy(conv, row, bytes); }
             else if (t->type == GGML_TYPE_F16) { ggml_fp32_to_fp16_row(row, conv, n_per_row * nr); bytes = 2 * n_per_row * nr; }
             else if (t->type == GGML_TYPE_BF16) { ggml_fp32_to_bf16_row_ref(row, conv, n_per_row * nr); bytes = 2 * n_per_row * nr; }
-            else bytes = ggml_quantize_chunk(t->type, row, conv, 0, nr, n_per_row, NULL);
+            else bytes = ggml_quantize_chunk(t->type, row, conv, 0, nr, n_per_row, imatrix);
             fwrite(conv, 1, bytes, f);
         }
         size_t nb = ggml_nbytes(t), pad = (align - nb % align) % align;
@@ -187,6 +205,7 @@ int main(int argc, char **argv) {
         total += nb + pad;
         free(row);
         free(conv);
+        free(imatrix);
     }
     fclose(f);
     fprintf(stderr, "mkmodel: wrote %s: %d layers, embd %d, ff %d, heads %d/%d, vocab %lld, %s, %.1f MiB\n",

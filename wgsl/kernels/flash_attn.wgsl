@@ -45,6 +45,7 @@ fn v8(i: u32) -> mat2x4<f32> {
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
+  formats_init(lid); // tables of quantized formats
   let g = wid.x + wid.y * nwg.x;
   if (g >= p.Groups * p.NHeadKV * p.NSeq) { return; }
   let split = wid.z;

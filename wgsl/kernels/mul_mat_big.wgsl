@@ -13,6 +13,7 @@ var<workgroup> tb: array<vec4<f32>, 512>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  formats_init(lid); // tables of quantized formats
   let b = wid.z;
   let b2 = b % p.Ne2;
   let b3 = b / p.Ne2;

@@ -18,6 +18,7 @@ var<workgroup> held_now: u32; // a copy of held that the workgroup reads uniform
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  formats_init(lid); // tables of quantized formats
   let e = wid.y;
   let row0 = wid.x * TM;
   let pairs = p.Batches;

@@ -51,6 +51,7 @@ fn step8(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u3
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
+  formats_init(lid); // tables of quantized formats
   let g = group_id(wid, nwg);
   let blocks = (p.M + ROWS - 1u) / ROWS;
   if (g >= blocks * p.Batches) { return; }
