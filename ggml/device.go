@@ -216,3 +216,20 @@ func checkRowIndices(node *Tensor) error {
 	}
 	return nil
 }
+
+// DeviceHandle returns the ggml_backend_dev_t of the named device, for other C APIs of
+// the same process that take devices (llama_model_params.devices, for one). It stays
+// valid while the process runs.
+func (l *Library) DeviceHandle(name string) (uintptr, error) {
+	if l == nil {
+		return 0, ErrNil
+	}
+	if name == "" || strings.ContainsRune(name, 0) {
+		return 0, fmt.Errorf("%w: %q", ErrUnknownDevice, name)
+	}
+	d := l.fn.devByName(name)
+	if d == 0 {
+		return 0, fmt.Errorf("%w: %q", ErrUnknownDevice, name)
+	}
+	return d, nil
+}
