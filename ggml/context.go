@@ -20,6 +20,7 @@ type Context struct {
 	buffer     uintptr // the backend buffer of Allocate
 	backend    *Backend
 	maxTensors int
+	tensors    int
 	graphs     int
 }
 
@@ -91,6 +92,9 @@ func (c *Context) newTensorRoom() error {
 	}
 	if c.backend != nil {
 		return fmt.Errorf("%w: the context is allocated already; create every tensor and op before Allocate", ErrContext)
+	}
+	if c.tensors >= c.maxTensors {
+		return fmt.Errorf("%w: full (%d tensors)", ErrContext, c.maxTensors)
 	}
 	return c.room(uint64(c.lib.fn.tensorOverhead()))
 }

@@ -28,7 +28,11 @@ func (c *Context) operands(op string, ts []*Tensor, types [][]Type) error {
 	return nil
 }
 
-func (c *Context) result(p uintptr) *Tensor { return &Tensor{ctx: c, ptr: p} }
+// result wraps the tensor an op created.
+func (c *Context) result(p uintptr) *Tensor {
+	c.tensors++
+	return &Tensor{ctx: c, ptr: p}
+}
 
 var (
 	f32Only    = []Type{F32}

@@ -78,7 +78,7 @@ func (c *Context) NewTensor(typ Type, ne ...int64) (*Tensor, error) {
 	if p == 0 {
 		return nil, fmt.Errorf("%w: ggml_new_tensor failed", ErrContext)
 	}
-	return &Tensor{ctx: c, ptr: p}, nil
+	return c.result(p), nil
 }
 
 // Type returns the element type.
