@@ -2,9 +2,10 @@
 # The test command: set-up (Debian packages, ggml host libraries, Go modules), build of
 # libggml-wgpu.so, vet, the suite under the Khronos validation layer, then every test:
 # unit tests, the Go package and its examples (no cgo), the ABI check against
-# libggml-base, the C host test, the conformance suite against ggml's CPU backend, the end-to-end llama.cpp model checks, the robustness tests
-# (bad input, threads, soak, the fuzz corpus), and the Go packages under the race
-# detector. Runs on lavapipe when the machine has no GPU.
+# libggml-base, the C host test, the conformance suite against ggml's CPU backend, the
+# end-to-end llama.cpp model checks, the robustness tests (bad input, threads, soak, the
+# fuzz corpus), and the Go packages under the race detector. Runs on lavapipe when the
+# machine has no GPU.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
