@@ -58,4 +58,5 @@ if [ "${1:-}" = "--peer" ] && [ ! -f "$ggml/peer/libggml-vulkan.so" ]; then
 fi
 
 (cd "$root" && go mod download)
+(cd "$root/examples/yzma" && go mod download) # the yzma example is its own module
 echo "setup: ready (ggml host libraries in .cache/ggml/lib)"
