@@ -238,7 +238,7 @@ func FilterPerf(cases []*PerfCase, substr string) []*PerfCase {
 }
 
 // perfWeightTypes are the weight formats of the MUL_MAT sweep.
-var perfWeightTypes = []tensor.Type{tensor.F16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K}
+var perfWeightTypes = []tensor.Type{tensor.F16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.IQ4_XS, tensor.MXFP4}
 
 // perfMulMat: weights [k, m] of type ta times activations [k, n] F32 into [m, n] F32.
 func perfMulMat(ta tensor.Type, k, m, n int64) *PerfCase {

@@ -64,7 +64,7 @@ const (
 var faPrecisions = map[int32]bool{0: true, 10: true}
 
 func init() {
-	describeFamily("FLASH_ATTN_EXT", "Q F32; K, V F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K; mask F16; sinks F32",
+	describeFamily("FLASH_ATTN_EXT", "Q F32; K, V F32, F16 or any quantized format of MUL_MAT; mask F16; sinks F32",
 		"head sizes multiples of 8 (K and V may differ); GQA; mask broadcast; ALiBi; softcap; sinks; split KV for decoding")
 	register(tensor.OpFlashAttnExt, family{supports: supportsFlashAttn, lower: lowerFlashAttn, examples: flashAttnExamples})
 }

@@ -32,7 +32,7 @@ type mulMatIDParams struct {
 const mulMatIDMaxTokens = 4
 
 func init() {
-	describeFamily("MUL_MAT_ID", "F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K x F32; I32 ids",
+	describeFamily("MUL_MAT_ID", "F32, F16, "+quantNames()+" x F32; I32 ids",
 		"mixture of experts: mat-vec for up to 4 tokens, else rows grouped per expert in a tiled kernel; any strides (quantized experts: rows of whole blocks)")
 	register(tensor.OpMulMatID, family{supports: supportsMulMatID, lower: lowerMulMatID, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{
