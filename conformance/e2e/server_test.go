@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ggml-wgpu/ggml-wgpu/conformance/llamaserver"
+	"github.com/stretchr/testify/require"
+)
+
+// serverMarginLimit is the CPU's top-2 log-probability margin (equal to the logit margin)
+// under which WGPU0 may pick the other token: rounding alone may flip so close a call.
+const serverMarginLimit = 1e-2
+
+// serverPrompts are the clients' messages, one request each.
+var serverPrompts = []string{
+	"Once upon a time",
+	"Tell me a story about a dragon and a king.",
+	"What is the color of the sea?",
+	"The quick brown fox jumps over the lazy dog because",
+	"Hello! How are you today?",
+	"Why do stars shine at night?",
+	"Write a song about the forest and the river.",
+	"Which device runs this model?",
+}
+
+// programsDir returns the folder of llama.cpp's programs, skipping the test (failing
+// under CI) when scripts/llama/build.sh has not built them.
+func programsDir(t *testing.T, root string) string {
+	t.Helper()
+	bin := llamaserver.ProgramsDir(root)
+	if _, err := os.Stat(filepath.Join(bin, "llama-server")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("llama-server missing under CI (%s): scripts/test.sh builds it with scripts/llama/build.sh", bin)
+		}
+		t.Skipf("llama.cpp's programs are not built (%s): run scripts/llama/build.sh", bin)
+	}
+	return bin
+}
+
+// serverModel writes a small llama model with the generator's own vocabulary (no
+// ../shared needed): grouped-query attention, F16 weights.
+func serverModel(t *testing.T, root string) string {
+	t.Helper()
+	mk, _ := buildHost(t, root, "mkmodel")
+	model := filepath.Join(t.TempDir(), "server.gguf")
+	run(t, root, mk, "-o", model, "--type", "f16", "--embd", "256", "--layers", "2",
+		"--heads", "8", "--kv-heads", "4", "--ff", "512", "--ctx", "2048")
+	return model
+}
+
+func serverRequest(prompt string) llamaserver.ChatRequest {
+	return llamaserver.ChatRequest{
+		Messages:    []llamaserver.Message{{Role: "user", Content: prompt}},
+		MaxTokens:   24,
+		Temperature: 0,
+		Seed:        1234,
+		Logprobs:    true,
+		TopLogprobs: 2,
+	}
+}
+
+// TestServerConcurrentRequests starts llama.cpp's llama-server with every layer on WGPU0
+// and four parallel slots, sends every prompt at once from its own client (greedy sampling),
+// and checks each answer against the same request served by llama-server on the CPU
+// device: the tokens must agree up to the first place where the CPU's top two candidates
+// are closer than serverMarginLimit (after it the two continuations may part).
+func TestServerConcurrentRequests(t *testing.T) {
+	root := repoRoot(t)
+	bin := programsDir(t, root)
+	model := serverModel(t, root)
+	ctx := context.Background()
+
+	gpuServer, err := llamaserver.Start(ctx, llamaserver.Options{
+		BinDir: bin, Model: model, Device: "WGPU0", Parallel: 4, Context: 2048,
+		BackendPath: filepath.Join(root, "build", "libggml-wgpu.so"),
+	})
+	require.NoError(t, err)
+	gpu := make([]*llamaserver.ChatResponse, len(serverPrompts))
+	errs := make([]error, len(serverPrompts))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, p := range serverPrompts {
+		wg.Add(1)
+		go func(i int, p string) {
+			defer wg.Done()
+			gpu[i], errs[i] = gpuServer.Chat(ctx, serverRequest(p))
+		}(i, p)
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	gpuLog := gpuServer.Log()
+	gpuServer.Stop()
+	for i, err := range errs {
+		require.NoError(t, err, "request %d on WGPU0\n%s", i, tail(gpuLog, 4000))
+	}
+	require.Contains(t, gpuLog, "offloaded 3/3 layers to GPU", "the model must run on WGPU0")
+	require.Regexp(t, `WGPU0 model buffer size`, gpuLog)
+	require.NotContains(t, gpuLog, "graph_compute on WGPU0", "the backend reported a failed graph")
+
+	cpuServer, err := llamaserver.Start(ctx, llamaserver.Options{
+		BinDir: bin, Model: model, Device: llamaserver.CPU, Parallel: 1, Context: 512,
+	})
+	require.NoError(t, err)
+	defer cpuServer.Stop()
+
+	generated, compared, parted := 0, 0, 0
+	var perRequest float64
+	for i, p := range serverPrompts {
+		want, err := cpuServer.Chat(ctx, serverRequest(p))
+		require.NoError(t, err, "request %d on the CPU", i)
+		got := gpu[i]
+		generated += got.Timings.PredictedN
+		perRequest += got.Timings.PredictedPerSecond
+		n, diverged := compareGreedy(t, fmt.Sprintf("request %d (%q)", i, p), want, got)
+		compared += n
+		if diverged {
+			parted++
+		}
+	}
+	tps := float64(generated) / wall.Seconds()
+	t.Logf("llama-server on WGPU0, 4 slots: %d concurrent requests, %d tokens generated in %.2f s "+
+		"(%.1f tokens/s together, %.1f tokens/s per request on average); %d tokens identical to the CPU's, "+
+		"%d requests parted at a CPU top-2 margin under %g",
+		len(serverPrompts), generated, wall.Seconds(), tps, perRequest/float64(len(serverPrompts)), compared, parted, serverMarginLimit)
+	require.Greater(t, compared, generated/2, "too few tokens could be compared")
+}
+
+// compareGreedy checks got's tokens against want's up to the first difference, which is
+// allowed only where want's two most likely tokens were within serverMarginLimit. It
+// returns the number of identical tokens and whether the answers parted.
+func compareGreedy(t *testing.T, what string, want, got *llamaserver.ChatResponse) (int, bool) {
+	t.Helper()
+	w, g := want.Tokens(), got.Tokens()
+	require.NotEmpty(t, w, "%s: no tokens from the CPU", what)
+	require.NotEmpty(t, g, "%s: no tokens from WGPU0", what)
+	for k := range w {
+		if k >= len(g) {
+			require.Equal(t, len(w), len(g), "%s: WGPU0 stopped after %d tokens, the CPU after %d", what, len(g), len(w))
+		}
+		if w[k].ID == g[k].ID {
+			continue
+		}
+		top := w[k].TopLogprobs
+		require.Len(t, top, 2, "%s: token %d: the CPU's top-2 log-probabilities", what, k)
+		margin := top[0].Logprob - top[1].Logprob
+		require.Less(t, margin, serverMarginLimit,
+			"%s: token %d: WGPU0 chose %q, the CPU %q with a margin of %.3g\nCPU:   %q\nWGPU0: %q",
+			what, k, g[k].Token, w[k].Token, margin, want.Content(), got.Content())
+		t.Logf("%s: parts at token %d, where the CPU's top-2 margin is %.2g", what, k, margin)
+		return k, true
+	}
+	require.Equal(t, len(w), len(g), "%s: token counts", what)
+	require.Equal(t, want.Content(), got.Content(), "%s: texts", what)
+	return len(w), false
+}
