@@ -43,7 +43,7 @@ bin=$(bash "$root/scripts/llama/build.sh" | tail -1)
 lib="$root/.cache/ggml/lib"
 
 # A host library that is missing: say which package brings it.
-missing=$(ldd "$bin/llama-server" "$lib/libggml-base.so" "$root/build/libggml-wgpu.so" 2>/dev/null | awk '/not found/ {print $1}' | sort -u)
+missing=$(ldd "$bin/llama-server" "$lib/libggml-base.so" 2>/dev/null | awk '/not found/ {print $1}' | sort -u)
 if ! ldconfig -p | grep -q 'libvulkan\.so\.1 '; then missing+=" libvulkan.so.1"; fi
 if [ -n "${missing// /}" ]; then
 	for m in $missing; do
@@ -57,7 +57,8 @@ if [ -n "${missing// /}" ]; then
 	done
 	exit 1
 fi
-if [ "$device" != CPU ] && ! ls /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json >/dev/null 2>&1; then
+if [ "$device" != CPU ] && ! compgen -G "/usr/share/vulkan/icd.d/*.json" >/dev/null &&
+	! compgen -G "/etc/vulkan/icd.d/*.json" >/dev/null; then
 	echo "demo: no Vulkan driver is installed: sudo apt-get install mesa-vulkan-drivers (lavapipe) or your GPU's driver" >&2
 	exit 1
 fi
@@ -65,14 +66,14 @@ fi
 if [ -z "$model" ]; then
 	# The default model, written once per generator version.
 	src=("$root/conformance/host/mkmodel.c" "$root/conformance/host/vocab.h")
-	key=$(cat "${src[@]}" | sha256sum | cut -c1-12)
+	shape=(--type f16 --embd 256 --layers 4 --heads 8 --kv-heads 4 --ff 768 --ctx 2048)
+	key=$( (cat "${src[@]}"; echo "${shape[*]}") | sha256sum | cut -c1-12)
 	model="$root/.cache/models/demo-llama-$key.gguf"
 	if [ ! -f "$model" ]; then
 		mkdir -p "$root/.cache/models"
 		gcc -O2 -o "$root/build/mkmodel" "${src[0]}" -I "$root/.cache/ggml/include" \
 			"$lib/libggml-base.so" "$lib/libggml.v0.5.0.so" -lm -Wl,-rpath,"$lib"
-		"$root/build/mkmodel" -o "$model.tmp" --type f16 --embd 512 --layers 4 --heads 8 \
-			--kv-heads 4 --ff 1024 --ctx 2048 2>&1 | sed 's/^mkmodel: wrote [^:]*:/demo: default model:/' >&2
+		"$root/build/mkmodel" -o "$model.tmp" "${shape[@]}" 2>&1 | sed 's/^mkmodel: wrote [^:]*:/demo: default model:/' >&2
 		mv "$model.tmp" "$model"
 	fi
 elif [ ! -f "$model" ]; then

@@ -113,7 +113,8 @@ func (s *Server) Chat(ctx context.Context, req ChatRequest) (*ChatResponse, erro
 	return &out, nil
 }
 
-var usingDevice = regexp.MustCompile(`using device (\S+) \(([^)]*)\)`)
+// usingDevice matches llama.cpp's "using device WGPU0 (description) (id) - N MiB free".
+var usingDevice = regexp.MustCompile(`using device (\S+) \((.*)\) \([^()]*\) - \d+ MiB free`)
 
 // Adapter returns the device llama.cpp placed the model on and its description (the
 // adapter), as the server logged them; empty when the model runs on the CPU.

@@ -65,7 +65,8 @@ func ProgramsDir(root string) string {
 
 // Args returns llama-server's arguments for o on the given port.
 func (o Options) Args(port int) []string {
-	args := []string{"-m", o.Model, "--host", "127.0.0.1", "--port", strconv.Itoa(port)}
+	// Verbosity 4: llama.cpp's model-loading lines (device, offloaded layers, buffers).
+	args := []string{"-m", o.Model, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "-lv", "4"}
 	if o.Device == CPU {
 		args = append(args, "-dev", "none", "-ngl", "0")
 	} else {
