@@ -17,8 +17,13 @@ cache=$(cd -P "$root/.cache" && pwd)
 version=3.22.1
 dir="$cache/llama.cpp"
 bin="$dir/build/bin"
+# The release's CMake build, linked to the prebuilt ggml, without tests, examples, HTTPS
+# (no downloads of models) and the web UI (it would be downloaded).
+options=(-DCMAKE_BUILD_TYPE=Release -DLLAMA_USE_SYSTEM_GGML=ON -DLLAMA_BUILD_TESTS=OFF
+	-DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF)
+targets=(llama-server llama-cli llama-bench)
 # What the build depends on: a change rebuilds.
-stamp="$version $(cat "$root/scripts/llama/ggml-config.cmake" "$0" | sha256sum | cut -c1-16)"
+stamp="$version ${options[*]} ${targets[*]} $(sha256sum <"$root/scripts/llama/ggml-config.cmake" | cut -c1-16)"
 mkdir -p "$dir"
 
 # One build at a time per cache (several clones may share it).
@@ -52,17 +57,14 @@ if [ ! -f "$dir/src/CMakeLists.txt" ]; then
 fi
 
 start=$(date +%s)
-echo "llama.cpp: building llama-server, llama-cli, llama-bench (once per machine; $(nproc) cores)" >&2
+echo "llama.cpp: building ${targets[*]} (once per machine, about 18 minutes of CPU time; $(nproc) cores)" >&2
 rm -rf "$dir/build" "$dir/cmake" "$dir/READY"
 mkdir -p "$dir/cmake"
 cp "$root/scripts/llama/ggml-config.cmake" "$dir/cmake/"
-cmake -S "$dir/src" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release \
-	-DLLAMA_USE_SYSTEM_GGML=ON -Dggml_DIR="$dir/cmake" \
-	-DGGML_LIB_DIR="$cache/ggml/lib" -DGGML_INCLUDE_DIR="$dir/src/ggml/include" \
-	-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF \
-	-DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF >"$dir/configure.log" 2>&1 ||
+cmake -S "$dir/src" -B "$dir/build" "${options[@]}" -Dggml_DIR="$dir/cmake" \
+	-DGGML_LIB_DIR="$cache/ggml/lib" -DGGML_INCLUDE_DIR="$dir/src/ggml/include" >"$dir/configure.log" 2>&1 ||
 	{ tail -30 "$dir/configure.log" >&2; echo "llama.cpp: configure failed ($dir/configure.log)" >&2; exit 1; }
-nice -n 10 cmake --build "$dir/build" -j "$(nproc)" --target llama-server llama-cli llama-bench >"$dir/build.log" 2>&1 ||
+nice -n 10 cmake --build "$dir/build" -j "$(nproc)" --target "${targets[@]}" >"$dir/build.log" 2>&1 ||
 	{ grep -E "error|Error" "$dir/build.log" | head -30 >&2; echo "llama.cpp: build failed ($dir/build.log)" >&2; exit 1; }
 # ggml finds its CPU backend variants in the folder of the running program.
 for f in "$cache/ggml/lib/"libggml-cpu-*.so; do
