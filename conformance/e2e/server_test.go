@@ -74,7 +74,8 @@ func TestServerConcurrentRequests(t *testing.T) {
 	root := repoRoot(t)
 	bin := programsDir(t, root)
 	model := serverModel(t, root)
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
 
 	gpuServer, err := llamaserver.Start(ctx, llamaserver.Options{
 		BinDir: bin, Model: model, Device: "WGPU0", Parallel: 4, Context: 2048,
