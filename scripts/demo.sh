@@ -1,21 +1,86 @@
 #!/usr/bin/env bash
-# The main job: a GGUF model generating text through the real llama.cpp library with every
-# layer on our WebGPU backend (device WGPU0). With no arguments it runs the tiny LLaMA test
-# model from ../shared/models; any arguments go to the generator:
-#   scripts/demo.sh -m model.gguf -p "prompt" -n 64 [-d WGPU0|CPU]
+# The main job: llama.cpp's own llama-server serving a GGUF model with every layer on our
+# WebGPU backend (device WGPU0): one chat-completion request over loopback, the answer, the
+# speed and the adapter that ran it. Each option overrides one default:
+#   scripts/demo.sh [-m model.gguf] [-p prompt] [-n tokens] [-d WGPU0|CPU] [-v]
+# The default model is a small llama-architecture model with random weights and the
+# generator's own vocabulary (conformance/host/mkmodel.c), written once into .cache/models.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+
+usage() {
+	cat <<EOF
+usage: scripts/demo.sh [-m model.gguf] [-p prompt] [-n tokens] [-d device] [-v]
+  -m  GGUF model (default: a small random-weight llama model written by
+      conformance/host/mkmodel.c into .cache/models)
+  -p  the user's chat message (default: "Once upon a time")
+  -n  tokens to generate at most (default: 32)
+  -d  ggml device running the model: WGPU0 (default), WGPU1, ..., or CPU
+  -v  print llama-server's whole log
+The first run builds llama.cpp's programs into .cache/llama.cpp (scripts/llama/build.sh).
+EOF
+}
+
+model= prompt="Once upon a time" n=32 device=WGPU0 verbose=
+while (($#)); do
+	case "$1" in
+	-h | --help) usage; exit 0 ;;
+	-v) verbose=-v; shift; continue ;;
+	-m | -p | -n | -d)
+		(($# >= 2)) || { echo "demo: $1 needs a value" >&2; usage >&2; exit 2; }
+		case "$1" in
+		-m) model=$2 ;; -p) prompt=$2 ;; -n) n=$2 ;; -d) device=$2 ;;
+		esac
+		shift 2 ;;
+	*) echo "demo: unknown argument $1" >&2; usage >&2; exit 2 ;;
+	esac
+done
+[[ "$n" =~ ^[0-9]+$ ]] || { echo "demo: -n wants a number of tokens, not $n" >&2; exit 2; }
+
 bash "$root/scripts/setup.sh" >/dev/null
 bash "$root/scripts/build.sh" >/dev/null
+bin=$(bash "$root/scripts/llama/build.sh" | tail -1)
 lib="$root/.cache/ggml/lib"
-gcc -O2 -o "$root/build/generate" "$root/conformance/host/generate.c" -I "$root/.cache/ggml/include" \
-	"$lib/libllama.v0.5.0.so" "$lib/libggml.v0.5.0.so" "$lib/libggml-base.so" -Wl,-rpath,"$lib"
-args=("$@")
-if [ ${#args[@]} -eq 0 ]; then
-	model="$root/../shared/models/llama-2-tiny-random.gguf"
-	[ -f "$model" ] || { echo "demo: default model $model not found; pass -m model.gguf" >&2; exit 1; }
-	args=(-m "$model" -p "Once upon a time" -n 32)
+
+# A host library that is missing: say which package brings it.
+missing=$(ldd "$bin/llama-server" "$lib/libggml-base.so" 2>/dev/null | awk '/not found/ {print $1}' | sort -u)
+if ! ldconfig -p | grep -q 'libvulkan\.so\.1 '; then missing+=" libvulkan.so.1"; fi
+if [ -n "${missing// /}" ]; then
+	for m in $missing; do
+		case "$m" in
+		libvulkan*) echo "demo: $m is missing: install the Vulkan loader (sudo apt-get install libvulkan1 mesa-vulkan-drivers)" >&2 ;;
+		libggml* | libllama*) echo "demo: $m is missing: scripts/setup.sh fetches it from npm @node-llama-cpp/linux-x64@3.22.1 into .cache/ggml/lib" >&2 ;;
+		libstdc++*) echo "demo: $m is missing: sudo apt-get install libstdc++6" >&2 ;;
+		libgomp*) echo "demo: $m is missing: sudo apt-get install libgomp1" >&2 ;;
+		*) echo "demo: $m is missing (apt-file search $m names the package)" >&2 ;;
+		esac
+	done
+	exit 1
 fi
-export GGML_BACKEND_PATH="$root/build/libggml-wgpu.so"
-# llama.cpp's loading log is long: keep our lines, the offload summary and the timing.
-"$root/build/generate" -L "$lib" "${args[@]}" 2> >(grep -E "^generate:|ggml-wgpu|offloaded|model buffer size|error" >&2)
+if [ "$device" != CPU ] && ! compgen -G "/usr/share/vulkan/icd.d/*.json" >/dev/null &&
+	! compgen -G "/etc/vulkan/icd.d/*.json" >/dev/null; then
+	echo "demo: no Vulkan driver is installed: sudo apt-get install mesa-vulkan-drivers (lavapipe) or your GPU's driver" >&2
+	exit 1
+fi
+
+if [ -z "$model" ]; then
+	# The default model, written once per generator version.
+	src=("$root/conformance/host/mkmodel.c" "$root/conformance/host/vocab.h")
+	shape=(--type f16 --embd 256 --layers 4 --heads 8 --kv-heads 4 --ff 768 --ctx 2048)
+	key=$( (cat "${src[@]}"; echo "${shape[*]}") | sha256sum | cut -c1-12)
+	model="$root/.cache/models/demo-llama-$key.gguf"
+	if [ ! -f "$model" ]; then
+		mkdir -p "$root/.cache/models"
+		gcc -O2 -o "$root/build/mkmodel" "${src[0]}" -I "$root/.cache/ggml/include" \
+			"$lib/libggml-base.so" "$lib/libggml.v0.5.0.so" -lm -Wl,-rpath,"$lib"
+		"$root/build/mkmodel" -o "$model.tmp" "${shape[@]}" 2>&1 | sed 's/^mkmodel: wrote [^:]*:/demo: default model:/' >&2
+		mv "$model.tmp" "$model"
+	fi
+elif [ ! -f "$model" ]; then
+	echo "demo: model $model not found" >&2
+	exit 1
+fi
+
+(cd "$root" && go build -o build/wgpu-chat ./conformance/cmd/wgpu-chat)
+exec "$root/build/wgpu-chat" -bin "$bin" -lib "$root/build/libggml-wgpu.so" \
+	-m "$model" -p "$prompt" -n "$n" -d "$device" $verbose

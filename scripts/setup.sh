@@ -38,11 +38,15 @@ if [ ! -f "$ggml/lib/libggml-base.so" ] || [ "$(cat "$ggml/VERSION" 2>/dev/null)
 	echo "setup: fetching the ggml headers of node-llama-cpp@$version"
 	(cd "$cache/npm" && npm pack --silent "node-llama-cpp@$version" >/dev/null)
 	tar xzf "$cache/npm/node-llama-cpp-$version.tgz" -C "$cache/npm" package/llama/gitRelease.bundle
-	git clone -q --depth 1 "$cache/npm/package/llama/gitRelease.bundle" "$cache/npm/llama.cpp" 2>/dev/null ||
-		git clone -q "$cache/npm/package/llama/gitRelease.bundle" "$cache/npm/llama.cpp"
+	# The source stays in .cache/llama.cpp/src: scripts/llama/build.sh builds its programs.
+	src="$cache/llama.cpp/src"
+	rm -rf "$src"
+	mkdir -p "$cache/llama.cpp"
+	git clone -q --depth 1 "$cache/npm/package/llama/gitRelease.bundle" "$src" 2>/dev/null ||
+		git clone -q "$cache/npm/package/llama/gitRelease.bundle" "$src"
 	mkdir -p "$ggml/include"
-	cp "$cache/npm/llama.cpp/ggml/include/"*.h "$ggml/include/"
-	cp "$cache/npm/llama.cpp/include/llama.h" "$ggml/include/"
+	cp "$src/ggml/include/"*.h "$ggml/include/"
+	cp "$src/include/llama.h" "$ggml/include/"
 	rm -rf "$cache/npm"
 	echo "$version" >"$ggml/VERSION"
 fi

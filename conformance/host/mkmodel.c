@@ -1,6 +1,7 @@
 // mkmodel: writes a llama-architecture GGUF with random weights of a chosen shape, for
-// benchmarks. The tokenizer (and every other key) is copied from an existing GGUF; the
-// shape keys are overridden. q4_k_m stores the output matrix, attn_v and ffn_down in Q6_K
+// benchmarks and tests. The tokenizer (and every other key) is copied from an existing GGUF
+// (-t), or without -t the built-in vocabulary of vocab.h is written; the shape keys are
+// overridden. q4_k_m stores the output matrix, attn_v and ffn_down in Q6_K
 // and the other matrices in Q4_K (llama-quantize's Q4_K_M mixes them similarly). The IQ
 // types quantize every matrix alike (llama-quantize keeps some in other types).
 // --experts N (with --experts-used K) writes a mixture of experts instead of each layer's
@@ -8,7 +9,7 @@
 // ffn_gate_inp [embd, N] and the stacked experts ffn_gate_exps, ffn_up_exps [embd, ff, N]
 // and ffn_down_exps [ff, embd, N].
 //
-//   mkmodel -t tokenizer.gguf -o out.gguf [--embd 2048] [--layers 16] [--heads 32]
+//   mkmodel [-t tokenizer.gguf] -o out.gguf [--embd 2048] [--layers 16] [--heads 32]
 //           [--kv-heads 8] [--ff 8192] [--ctx 4096]
 //           [--type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|
 //                  iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m]
@@ -19,6 +20,7 @@
 #include <math.h>
 #include "ggml.h"
 #include "gguf.h"
+#include "vocab.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -62,8 +64,8 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "mkmodel: unknown flag %s\n", a); return 2; }
         i++;
     }
-    if (!tok || !out || embd % heads || heads % kv_heads || experts < 0 || (experts && (experts_used < 1 || experts_used > experts))) {
-        fprintf(stderr, "usage: mkmodel -t tokenizer.gguf -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m --experts N --experts-used K]\n");
+    if (!out || embd % heads || heads % kv_heads || experts < 0 || (experts && (experts_used < 1 || experts_used > experts))) {
+        fprintf(stderr, "usage: mkmodel [-t tokenizer.gguf] -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m --experts N --experts-used K]\n");
         return 2;
     }
     enum ggml_type wtype, hitype = GGML_TYPE_COUNT; // hitype: the Q4_K_M matrices in Q6_K
@@ -96,15 +98,19 @@ int main(int argc, char **argv) {
     else if (!strcmp(type_name, "iq1_m")) { wtype = GGML_TYPE_IQ1_M; file_type = 31; }
     else { fprintf(stderr, "mkmodel: unknown type %s\n", type_name); return 2; }
 
-    struct gguf_init_params gp = {true, NULL};
-    struct gguf_context *src = gguf_init_from_file(tok, gp);
-    if (!src) { fprintf(stderr, "mkmodel: cannot read %s\n", tok); return 1; }
-    int64_t tok_key = gguf_find_key(src, "tokenizer.ggml.tokens");
-    if (tok_key < 0) { fprintf(stderr, "mkmodel: %s has no tokenizer\n", tok); return 1; }
-    int64_t vocab = (int64_t)gguf_get_arr_n(src, tok_key);
-
     struct gguf_context *g = gguf_init_empty();
-    gguf_set_kv(g, src);
+    int64_t vocab;
+    if (tok) {
+        struct gguf_init_params gp = {true, NULL};
+        struct gguf_context *src = gguf_init_from_file(tok, gp);
+        if (!src) { fprintf(stderr, "mkmodel: cannot read %s\n", tok); return 1; }
+        int64_t tok_key = gguf_find_key(src, "tokenizer.ggml.tokens");
+        if (tok_key < 0) { fprintf(stderr, "mkmodel: %s has no tokenizer\n", tok); return 1; }
+        vocab = (int64_t)gguf_get_arr_n(src, tok_key);
+        gguf_set_kv(g, src);
+    } else {
+        vocab = builtin_vocab(g);
+    }
     gguf_set_val_str(g, "general.name", "ggml-wgpu benchmark model (random weights)");
     gguf_set_val_u32(g, "llama.context_length", ctx_len);
     gguf_set_val_u32(g, "llama.embedding_length", embd);
@@ -193,6 +199,10 @@ int main(int argc, char **argv) {
             int64_t nr = rows - r < 64 ? rows - r : 64;
             if (specs[i].kind == NORM) for (int64_t j = 0; j < n_per_row * nr; j++) row[j] = 1.0f;
             else fill(row, (size_t)(n_per_row * nr), 0.02f);
+            // The built-in vocabulary: no logit for the control and byte tokens, so that
+            // generation goes on in words.
+            if (!tok && !strcmp(specs[i].name, "output.weight"))
+                for (int64_t j = r; j < r + nr && j < VOCAB_N_SPECIAL; j++) memset(row + (j - r) * n_per_row, 0, sizeof(float) * n_per_row);
             size_t bytes;
             if (t->type == GGML_TYPE_F32) { bytes = sizeof(float) * n_per_row * nr; memcpy(conv, row, bytes); }
             else if (t->type == GGML_TYPE_F16) { ggml_fp32_to_fp16_row(row, conv, n_per_row * nr); bytes = 2 * n_per_row * nr; }
