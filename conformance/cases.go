@@ -41,6 +41,7 @@ func Cases() []*Case {
 	cs = append(cs, bf16Cases()...)
 	cs = append(cs, elemCases()...)
 	cs = append(cs, faCases()...)
+	cs = append(cs, faChainCases()...)
 	return cs
 }
 

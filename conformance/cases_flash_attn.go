@@ -188,3 +188,44 @@ func faMask(kv, nb int64, row0 bool) InitFunc {
 		return v
 	}
 }
+
+// faChainCases check FLASH_ATTN_EXT against the attention chain it replaces, computed by
+// the CPU backend without flash attention (as llama builds it with flash attention off):
+// KQ = MUL_MAT(K, Q), SOFT_MAX_EXT(KQ, mask, scale), KQV = MUL_MAT(V transposed, KQ),
+// then PERMUTE + CONT to FLASH_ATTN_EXT's [hsv, heads, queries] layout. Grouped-query
+// heads (4 query heads per KV head), F16 K and V, decoding and prompt lengths.
+func faChainCases() []*Case {
+	var cs []*Case
+	for _, nb := range []int64{1, 7, 32} {
+		cs = append(cs, faChainCase(64, 8, 2, 256, nb))
+	}
+	return cs
+}
+
+func faChainCase(hs, nh, nhKV, kv, nb int64) *Case {
+	name := fmt.Sprintf("FLASH_ATTN_EXT(hs=%d,nh=%d,nh_kv=%d,kv=%d,nb=%d,vs_chain)", hs, nh, nhKV, kv, nb)
+	scale := float32(1 / math.Sqrt(float64(hs)))
+	leaves := func(b *Builder) (q, k, v, m ggml.Tensor) {
+		q = b.New("q", f32, hs, nb, nh)
+		k = b.New("k", f16, hs, kv, nhKV)
+		v = b.New("v", f16, hs, kv, nhKV)
+		m = b.New("m", f16, kv, nb)
+		b.Init(m, faMask(kv, nb, false))
+		return q, k, v, m
+	}
+	return &Case{Name: name, Op: "FLASH_ATTN_EXT", Types: "f32, K f16, V f16 (vs chain)", MaxNMSE: MulMatMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			q, k, v, m := leaves(b)
+			out := b.L.FlashAttnExt(b.Ctx, q, k, v, m, scale, 0, 0)
+			b.L.PrecSetAcc(out, ggml.PrecF32)
+			return out
+		},
+		RefBuild: func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			q, k, v, m := leaves(b)
+			kq := l.SoftMaxExt(ctx, l.MulMat(ctx, k, q), m, scale, 0) // [kv, nb, nh]
+			vt := l.Cont(ctx, l.Transpose(ctx, v))                    // [kv, hs, nh_kv]
+			kqv := l.MulMat(ctx, vt, kq)                              // [hs, nb, nh]
+			return l.Cont(ctx, l.Permute(ctx, kqv, 0, 2, 1, 3))       // [hs, nh, nb]
+		}}
+}

@@ -14,7 +14,8 @@ import (
 // the same settings (whole-model NMSE threshold 2e-3, same greedy token): a short prompt
 // (at most eight tokens: the split-KV decoding path) and a long one (the prompt path).
 // The long prompt runs again with Q8_0 K and V caches (written by SET_ROWS into Q8_0, read
-// by flash attention through the format's routine).
+// by flash attention through the format's routine), and with flash attention off (llama's
+// MUL_MAT, SOFT_MAX, MUL_MAT chain).
 // llama's scheduler must cut the graph in two (the token embeddings on the CPU, the rest
 // on WGPU0): a FLASH_ATTN_EXT node that WGPU0 refused would add splits around it.
 func TestFlashAttnLlamaLogits(t *testing.T) {
@@ -26,18 +27,19 @@ func TestFlashAttnLlamaLogits(t *testing.T) {
 	run(t, root, mk, "-t", tiny, "-o", model, "--type", "f16", "--embd", "512", "--layers", "2",
 		"--heads", "8", "--kv-heads", "2", "--ff", "512", "--ctx", "512")
 	long := "The quick brown fox jumps over the lazy dog because it was bored and wanted to see what lay beyond the hill"
-	for _, c := range []struct{ name, prompt, kv string }{
-		{"short", "The quick brown fox", "f16"},
-		{"long", long, "f16"},
-		{"long_q8_0", long, "q8_0"},
+	for _, c := range []struct{ name, prompt, kv, fa string }{
+		{"short", "The quick brown fox", "f16", "on"},
+		{"long", long, "f16", "on"},
+		{"long_q8_0", long, "q8_0", "on"},
+		{"long_off", long, "f16", "off"},
 	} {
 		name, prompt := c.name, c.prompt
 		t.Run(name, func(t *testing.T) {
-			args := []string{"-L", libDir, "-m", model, "-p", prompt, "--logits", "--fa", "on", "--kv-type", c.kv}
+			args := []string{"-L", libDir, "-m", model, "-p", prompt, "--logits", "--fa", c.fa, "--kv-type", c.kv}
 			cpuOut, _ := run(t, root, exe, append(args, "-d", "CPU")...)
 			gpuOut, gpuLog := run(t, root, exe, append(args, "-d", "WGPU0")...)
 			require.Contains(t, gpuLog, "offloaded 3/3 layers to GPU")
-			require.Contains(t, gpuLog, "flash_attn            = enabled")
+			require.Contains(t, gpuLog, "flash_attn            = "+map[string]string{"on": "enabled", "off": "disabled"}[c.fa])
 			require.Regexp(t, `graph: nodes = \d+, splits = 2,`, gpuLog, "flash attention must run on WGPU0")
 			cpu, gpu := parseLogits(t, cpuOut), parseLogits(t, gpuOut)
 			require.Len(t, cpu, 32000)
@@ -52,7 +54,7 @@ func TestFlashAttnLlamaLogits(t *testing.T) {
 			nmse := num / den
 			require.Less(t, nmse, 2e-3)
 			require.Equal(t, argmax(cpu), argmax(gpu), "greedy next token differs")
-			t.Logf("flash attention, %s prompt, %s KV, 32000 logits: NMSE %.3g (threshold 2e-3)", name, c.kv, nmse)
+			t.Logf("flash attention %s, %s prompt, %s KV, 32000 logits: NMSE %.3g (threshold 2e-3)", c.fa, name, c.kv, nmse)
 		})
 	}
 }

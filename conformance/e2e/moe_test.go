@@ -38,6 +38,9 @@ func TestMoELlamaLogits(t *testing.T) {
 			mib, err := strconv.ParseFloat(m[1], 64)
 			require.NoError(t, err)
 			require.Greater(t, mib, expertMiB, "the experts must be placed on WGPU0")
+			// The whole graph on WGPU0 but its inputs (router, ARGSORT, the experts' MUL_MAT_ID,
+			// CLAMP and SUM_ROWS of the weights): a refused node would add splits.
+			require.Regexp(t, `graph: nodes = \d+, splits = 2,`, log, "the MoE graph must run on WGPU0")
 			t.Logf("%s MoE llama (embd 256, 2 layers, 8 experts, 2 used), 32000 logits: NMSE %.3g (threshold 2e-3), %.2f MiB of weights on WGPU0", typ, nmse, mib)
 		})
 	}
