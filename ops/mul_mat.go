@@ -179,8 +179,21 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		s := spec("mul_mat_vec", wgMatVec, p, nil, operands...)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.M)*uint64(p.N)*uint64(batches), l)}}, nil
 	}
-	// src0 and src1 are read eight elements at a time (VEC_A, VEC_B) where both can be,
-	// and quantized src0 always.
+	defs := tiledLoads(a, b, operands)
+	kernel, tile := "mul_mat", uint32(matTile)
+	if bigTiles(p) {
+		kernel, tile = "mul_mat_big", matBigTile
+	}
+	s := spec(kernel, 256, p, defs, operands...)
+	grid := [3]uint32{(p.M + tile - 1) / tile, (p.N + tile - 1) / tile, batches}
+	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
+}
+
+// tiledLoads chooses how the tiled kernels load src0 and src1 (operands[0] and [1]): eight
+// elements at a time (VEC_A, VEC_B, marking the operands Vec) where both can be, and a
+// quantized src0 always.
+func tiledLoads(a, b *tensor.Tensor, operands []wgslOperand) map[string]string {
+	q := quantized(a.Type)
 	defs := map[string]string{"VEC_A": "0", "VEC_B": "0"}
 	if q || vectorRows(a) && vectorRows(b) {
 		operands[0].Vec = true
@@ -190,13 +203,7 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		operands[1].Vec = true
 		defs["VEC_B"] = "1"
 	}
-	kernel, tile := "mul_mat", uint32(matTile)
-	if bigTiles(p) {
-		kernel, tile = "mul_mat_big", matBigTile
-	}
-	s := spec(kernel, 256, p, defs, operands...)
-	grid := [3]uint32{(p.M + tile - 1) / tile, (p.N + tile - 1) / tile, batches}
-	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
+	return defs
 }
 
 // matVec8 is the vectorised mat-vec dispatch; with glu, operands hold src0 (gate), up,

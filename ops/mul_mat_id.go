@@ -114,15 +114,7 @@ func lowerMulMatID(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks*uint64(p.Batches), l)}}, nil
 	}
-	defs := map[string]string{"VEC_A": "0", "VEC_B": "0"}
-	if q || vectorRows(a) && vectorRows(b) {
-		operands[0].Vec = true
-		defs["VEC_A"] = "1"
-	}
-	if vectorRows(b) && (q || vectorRows(a)) {
-		operands[1].Vec = true
-		defs["VEC_B"] = "1"
-	}
+	defs := tiledLoads(a, b, operands)
 	s := spec("mul_mat_id", 256, p, defs, operands...)
 	grid := [3]uint32{(p.M + matTile - 1) / matTile, p.Experts, 1}
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil

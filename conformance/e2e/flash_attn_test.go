@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"math"
 	"path/filepath"
 	"testing"
 
@@ -35,25 +34,10 @@ func TestFlashAttnLlamaLogits(t *testing.T) {
 	} {
 		name, prompt := c.name, c.prompt
 		t.Run(name, func(t *testing.T) {
-			args := []string{"-L", libDir, "-m", model, "-p", prompt, "--logits", "--fa", c.fa, "--kv-type", c.kv}
-			cpuOut, _ := run(t, root, exe, append(args, "-d", "CPU")...)
-			gpuOut, gpuLog := run(t, root, exe, append(args, "-d", "WGPU0")...)
-			require.Contains(t, gpuLog, "offloaded 3/3 layers to GPU")
+			nmse, gpuLog := compareLogits(t, root, exe, libDir, model, 32000, "offloaded 3/3 layers to GPU",
+				"-p", prompt, "--fa", c.fa, "--kv-type", c.kv)
 			require.Contains(t, gpuLog, "flash_attn            = "+map[string]string{"on": "enabled", "off": "disabled"}[c.fa])
-			require.Regexp(t, `graph: nodes = \d+, splits = 2,`, gpuLog, "flash attention must run on WGPU0")
-			cpu, gpu := parseLogits(t, cpuOut), parseLogits(t, gpuOut)
-			require.Len(t, cpu, 32000)
-			require.Len(t, gpu, len(cpu))
-			var num, den float64
-			for i := range cpu {
-				require.False(t, math.IsNaN(gpu[i]) || math.IsInf(gpu[i], 0), "logit %d is %v", i, gpu[i])
-				d := cpu[i] - gpu[i]
-				num += d * d
-				den += cpu[i] * cpu[i]
-			}
-			nmse := num / den
-			require.Less(t, nmse, 2e-3)
-			require.Equal(t, argmax(cpu), argmax(gpu), "greedy next token differs")
+			require.Regexp(t, `graph: nodes = \d+, splits = 2,`, gpuLog, "attention must run on WGPU0")
 			t.Logf("flash attention %s, %s prompt, %s KV, 32000 logits: NMSE %.3g (threshold 2e-3)", c.fa, name, c.kv, nmse)
 		})
 	}
