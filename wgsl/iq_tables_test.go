@@ -41,8 +41,8 @@ func TestFormatTablesInModules(t *testing.T) {
 
 	src, err = Source(spec(Operand{Name: "src0", Type: IQ4_XS, Vec: true}, Operand{Name: "src1", Type: I32}, Operand{Name: "dst", Type: F32, Written: true}))
 	require.NoError(t, err)
-	require.Contains(t, src, "fn formats_init(lid: u32) {}", "IQ4 levels need no workgroup table")
-	require.NotContains(t, src, "var<workgroup> iq")
+	require.Contains(t, src, "if (lid == 0u) { iq4_levels_init(); }", "IQ4 levels are a workgroup table")
+	require.Equal(t, 1, strings.Count(src, "var<workgroup> iq"))
 
 	src, err = Source(spec(Operand{Name: "src0", Type: Q4_0, Vec: true}, Operand{Name: "src1", Type: I32}, Operand{Name: "dst", Type: F32, Written: true}))
 	require.NoError(t, err)
