@@ -122,6 +122,7 @@ func TestTeacherForced(t *testing.T) {
 			r := compareTeacher(t, root, exe, libDir, model, c.args()...)
 			if c.shift > 0 {
 				require.Contains(t, r.log, "generate: context shift at step", "no context shift happened")
+				require.Contains(t, r.log, "applying K-shift", "llama did not rotate the cache")
 			}
 			if c.kv == "q8_0" {
 				require.Regexp(t, `K \(q8_0\)`, r.log, "the K cache must be Q8_0")
