@@ -77,14 +77,19 @@ func unmatchedSelections(infos []gpu.AdapterInfo, devices string) []string {
 	return out
 }
 
-// adapterList names the adapters by index, for messages: `0 "llvmpipe (...)", 1 "..."`.
+// adapterList names the adapters by index, for messages: `0 "llvmpipe (...)", 1 "..."`
+// (the description, or the device name where there is none).
 func adapterList(infos []gpu.AdapterInfo) string {
 	if len(infos) == 0 {
 		return "none"
 	}
 	parts := make([]string, len(infos))
 	for i, in := range infos {
-		parts[i] = strconv.Itoa(i) + " " + strconv.Quote(strings.TrimSpace(in.Device))
+		name := strings.TrimSpace(in.Description)
+		if name == "" {
+			name = strings.TrimSpace(in.Device)
+		}
+		parts[i] = strconv.Itoa(i) + " " + strconv.Quote(name)
 	}
 	return strings.Join(parts, ", ")
 }

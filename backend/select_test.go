@@ -30,5 +30,6 @@ func TestUnmatchedSelections(t *testing.T) {
 	require.Equal(t, []string{"radeon", "9"}, unmatchedSelections(infos, "radeon, 0,9,"))
 	require.Equal(t, []string{"nvidia"}, unmatchedSelections(infos[:1], "nvidia"))
 	require.Equal(t, `0 "llvmpipe (LLVM 15.0.6, 256 bits)", 1 "NVIDIA H200"`, adapterList(infos))
+	require.Equal(t, `0 "llvmpipe"`, adapterList([]gpu.AdapterInfo{{Device: "0x0", Description: "llvmpipe"}}), "the description first")
 	require.Equal(t, "none", adapterList(nil))
 }

@@ -20,6 +20,10 @@
 // K and V caches by ggml's names (default f16; a quantized V cache needs flash attention),
 // --kv-type both.
 //
+// --load-first FILE loads FILE onto the device and frees it before the model of -m, as a
+// host that loads several models in turn; when FILE cannot be loaded, that is reported
+// and the run goes on.
+//
 // -t sets the CPU threads (default: llama's four, or fewer on a machine of fewer cores).
 //
 // ggml's dynamic backends (the CPU variants) are loaded from -L (default: next to the
@@ -126,7 +130,7 @@ static int teacher(struct llama_context *ctx, const struct llama_vocab *vocab, c
 
 int main(int argc, char **argv) {
     const char *lib_dir = NULL;
-    const char *model_path = NULL, *prompt = "Once upon a time", *device = "WGPU0";
+    const char *first_path = NULL, *model_path = NULL, *prompt = "Once upon a time", *device = "WGPU0";
     const char *type_k = "f16", *type_v = "f16"; /* cache types by ggml's names */
     int n_gen = 32, logits_only = 0, n_teacher = 0, n_seqs = 1, window = 0, n_threads = 0;
     enum llama_flash_attn_type fa = LLAMA_FLASH_ATTN_TYPE_AUTO;
@@ -137,6 +141,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "-d") && i + 1 < argc) device = argv[++i];
         else if (!strcmp(argv[i], "-L") && i + 1 < argc) lib_dir = argv[++i];
         else if (!strcmp(argv[i], "--logits")) logits_only = 1;
+        else if (!strcmp(argv[i], "--load-first") && i + 1 < argc) first_path = argv[++i];
         else if (!strcmp(argv[i], "-t") && i + 1 < argc) n_threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--teacher") && i + 1 < argc) n_teacher = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seqs") && i + 1 < argc) n_seqs = atoi(argv[++i]);
@@ -148,7 +153,7 @@ int main(int argc, char **argv) {
             const char *v = argv[++i];
             fa = !strcmp(v, "on") ? LLAMA_FLASH_ATTN_TYPE_ENABLED : !strcmp(v, "off") ? LLAMA_FLASH_ATTN_TYPE_DISABLED : LLAMA_FLASH_ATTN_TYPE_AUTO;
         }
-        else { fprintf(stderr, "usage: %s -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [-t threads] [--logits] [--fa on|off|auto] [--type-k TYPE] [--type-v TYPE] [--kv-type TYPE] [--teacher N [--seqs S] [--shift W]]\n", argv[0]); return 2; }
+        else { fprintf(stderr, "usage: %s -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [-t threads] [--load-first FILE] [--logits] [--fa on|off|auto] [--type-k TYPE] [--type-v TYPE] [--kv-type TYPE] [--teacher N [--seqs S] [--shift W]]\n", argv[0]); return 2; }
     }
     if (!model_path) { fprintf(stderr, "generate: no model (-m)\n"); return 2; }
     if (n_teacher < 0 || n_seqs < 1 || n_seqs > 64 || window < 0) { fprintf(stderr, "generate: bad --teacher, --seqs or --shift\n"); return 2; }
@@ -166,6 +171,15 @@ int main(int argc, char **argv) {
     struct llama_model_params mp = llama_model_default_params();
     mp.devices = devs;
     mp.n_gpu_layers = devs[0] ? 999 : 0;
+    if (first_path) {
+        struct llama_model *first = llama_model_load_from_file(first_path, mp);
+        if (first) {
+            fprintf(stderr, "generate: loaded %s first\n", first_path);
+            llama_model_free(first);
+        } else {
+            fprintf(stderr, "generate: cannot load %s first; going on\n", first_path);
+        }
+    }
     struct llama_model *model = llama_model_load_from_file(model_path, mp);
     if (!model) { fprintf(stderr, "generate: cannot load %s\n", model_path); return 1; }
     const struct llama_vocab *vocab = llama_model_get_vocab(model);
