@@ -13,7 +13,7 @@ import (
 )
 
 // teacherAllEnv, set to "all", runs TestTeacherForced over the whole cross product of
-// weight formats, head sizes, flash attention and cache types (about five minutes on
+// weight formats, head sizes, flash attention and cache types (about fifteen minutes on
 // lavapipe) instead of the table's few combinations.
 const teacherAllEnv = "GGML_WGPU_E2E_TEACHER"
 
