@@ -2,9 +2,9 @@
 // prints the generated text, the logits of the last prompt token (--logits), or the logits
 // of every step of a teacher-forced run (--teacher).
 //
-//   generate -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [--logits]
-//            [--fa on|off|auto] [--type-k TYPE] [--type-v TYPE] [--kv-type TYPE]
-//            [--teacher N [--seqs S] [--shift W]]
+//   generate -m model.gguf [-p prompt] [-n tokens] [-d WGPU0|CPU] [-L ggml-lib-dir] [-t threads]
+//            [--load-first FILE] [--logits] [--fa on|off|auto] [--type-k TYPE] [--type-v TYPE]
+//            [--kv-type TYPE] [--teacher N [--seqs S] [--shift W]]
 //
 // --teacher N feeds a fixed sequence of N tokens: the tokenized prompt, extended by a
 // deterministic pseudo-random walk over the vocabulary. The prompt is decoded in one batch
