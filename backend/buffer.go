@@ -42,6 +42,9 @@ func (d *Device) Alloc(size uint64) (*Buffer, error) {
 	if size >= 1<<addressShift {
 		return nil, fmt.Errorf("%s: buffer of %d bytes is too large", d.Name, size)
 	}
+	if err := d.fits(size); err != nil {
+		return nil, err
+	}
 	gb, err := g.CreateBuffer(max(size, 4), gpu.UsageStorage)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Name, err)
@@ -51,6 +54,31 @@ func (d *Device) Alloc(size uint64) (*Buffer, error) {
 	liveBuffers.Store(b.ID, b)
 	d.allocated += gb.Size
 	return b, nil
+}
+
+// fits reports, as an error naming the sizes, a buffer that cannot fit: more than
+// EnvMemory allows beside the buffers already allocated, or, for a hardware adapter whose
+// Vulkan heaps are known, more than the device-local memory in all. Called with d.mu held.
+func (d *Device) fits(size uint64) error {
+	mib := func(b uint64) string { return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20)) }
+	if limit := memoryOverride(); limit > 0 {
+		if size > limit || d.allocated > limit-size {
+			free := uint64(0)
+			if d.allocated < limit {
+				free = limit - d.allocated
+			}
+			return fmt.Errorf("%s: a buffer of %s does not fit: %s of the %s that %s allows are free (%s allocated)",
+				d.Name, mib(size), mib(free), mib(limit), EnvMemory, mib(d.allocated))
+		}
+		return nil
+	}
+	if d.adapter.Info.Type == gpu.CPU {
+		return nil
+	}
+	if _, total, ok := d.vulkanMemory(); ok && size > total {
+		return fmt.Errorf("%s: a buffer of %s does not fit in the device's %s of device-local memory", d.Name, mib(size), mib(total))
+	}
+	return nil
 }
 
 var (

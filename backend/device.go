@@ -23,7 +23,8 @@ const (
 
 // Environment variables of the device.
 const (
-	// EnvMemory overrides the memory a device reports, in MiB.
+	// EnvMemory overrides the memory a device reports, in MiB, and caps what its buffers
+	// may hold together.
 	EnvMemory = "GGML_WGPU_MEMORY_MB"
 	// EnvMatVecRows and EnvMatVecWG override the vectorised mat-vec kernel's rows per
 	// workgroup and workgroup size (for tuning).
@@ -64,6 +65,9 @@ type Device struct {
 	memAt             time.Time
 	memFree, memTotal uint64
 	memOK             bool
+
+	pciOnce sync.Once // the PCI bus location, read once
+	pciID   string
 }
 
 func newDevice(index int, a *gpu.Adapter) *Device {
@@ -176,8 +180,8 @@ func (d *Device) Memory() (free, total uint64) {
 	d.mu.Lock()
 	used := d.allocated
 	d.mu.Unlock()
-	if v, err := strconv.ParseUint(os.Getenv(EnvMemory), 10, 64); err == nil && v > 0 {
-		total = v << 20
+	if v := memoryOverride(); v > 0 {
+		total = v
 	} else if f, t, ok := d.vulkanMemory(); ok && d.adapter.Info.Type != gpu.CPU {
 		return f, t
 	} else {
@@ -187,6 +191,27 @@ func (d *Device) Memory() (free, total uint64) {
 		return 0, total
 	}
 	return total - used, total
+}
+
+// PCIBusID is the adapter's PCI bus location as ggml's device_id property spells it
+// ("0000:c1:00.0"), or "" when Vulkan cannot tell (software adapters, several identical
+// devices). It is read once.
+func (d *Device) PCIBusID() string {
+	d.pciOnce.Do(func() {
+		if id, ok := d.adapter.PCIBusID(); ok {
+			d.pciID = id
+		}
+	})
+	return d.pciID
+}
+
+// memoryOverride is EnvMemory in bytes, or 0 when it is unset or not a positive number.
+func memoryOverride() uint64 {
+	v, err := strconv.ParseUint(os.Getenv(EnvMemory), 10, 64)
+	if err != nil || v == 0 || v > 1<<43 {
+		return 0
+	}
+	return v << 20
 }
 
 // memoryTTL is how long a Vulkan memory reading is reused: each reading creates and

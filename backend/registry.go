@@ -35,7 +35,15 @@ func Default() *Registry {
 			infos[i] = a.Info
 		}
 		devices, software := envSelection()
-		for _, i := range selectAdapters(infos, devices, software) {
+		selected := selectAdapters(infos, devices, software)
+		for _, f := range unmatchedSelections(infos, devices) {
+			logf(LogWarn, "%s entry %q matches no WebGPU adapter (adapters: %s)", EnvDevices, f, adapterList(infos))
+		}
+		if len(selected) == 0 {
+			logf(LogWarn, "no WebGPU adapter selected (%s=%q; adapters: %s): the backend has no device",
+				EnvDevices, devices, adapterList(infos))
+		}
+		for _, i := range selected {
 			d := newDevice(len(reg.Devices), adapters[i])
 			reg.Devices = append(reg.Devices, d)
 			logf(LogInfo, "device %s: %s", d.Name, d.Description)

@@ -62,6 +62,38 @@ func selectAdapters(infos []gpu.AdapterInfo, devices string, software bool) []in
 	return out
 }
 
+// unmatchedSelections returns the entries of a GGML_WGPU_DEVICES value that select no
+// adapter: an index out of range, or a name no adapter's contains.
+func unmatchedSelections(infos []gpu.AdapterInfo, devices string) []string {
+	var out []string
+	for _, f := range strings.Split(devices, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if len(selectAdapters(infos, f, false)) == 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// adapterList names the adapters by index, for messages: `0 "llvmpipe (...)", 1 "..."`
+// (the description, or the device name where there is none).
+func adapterList(infos []gpu.AdapterInfo) string {
+	if len(infos) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(infos))
+	for i, in := range infos {
+		name := strings.TrimSpace(in.Description)
+		if name == "" {
+			name = strings.TrimSpace(in.Device)
+		}
+		parts[i] = strconv.Itoa(i) + " " + strconv.Quote(name)
+	}
+	return strings.Join(parts, ", ")
+}
+
 func envSelection() (string, bool) {
 	return os.Getenv(EnvDevices), os.Getenv(EnvSoftware) == "1"
 }

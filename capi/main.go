@@ -29,7 +29,26 @@ var (
 	regPtr  *C.struct_ggml_backend_reg
 	names   []*C.char // device names and descriptions, alive for the process
 	descs   []*C.char
+
+	idsMu sync.Mutex
+	ids   = map[int]*C.char{} // device_id properties, made on first use, alive for the process
 )
+
+// deviceID returns the device_id property of device i: its PCI bus location as a C
+// string, or nil when unknown.
+func deviceID(i int, d *backend.Device) *C.char {
+	idsMu.Lock()
+	defer idsMu.Unlock()
+	if id, ok := ids[i]; ok {
+		return id
+	}
+	var id *C.char
+	if s := d.PCIBusID(); s != "" {
+		id = cstring(s)
+	}
+	ids[i] = id
+	return id
+}
 
 func registry() *C.struct_ggml_backend_reg {
 	regOnce.Do(func() {
@@ -211,6 +230,7 @@ func gwDevGetProps(dev *C.struct_ggml_backend_device, props *C.struct_ggml_backe
 	if d := device(dev); d != nil {
 		f, t := d.Memory()
 		props.memory_free, props.memory_total = C.size_t(f), C.size_t(t)
+		props.device_id = deviceID(d.Index, d)
 	}
 	props.caps.async = true
 }

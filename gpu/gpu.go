@@ -178,6 +178,26 @@ func (a *Adapter) Memory() (free, total uint64, ok bool) {
 	return uint64(f), uint64(t), true
 }
 
+// PCIBusID returns the adapter's PCI bus location, lower-case "domain:bus:device.function"
+// (e.g. "0000:c1:00.0"), read through the Vulkan loader (VK_EXT_pci_bus_info). ok is false
+// when that cannot be told: no loader, no such extension (software adapters), or several
+// Vulkan devices with the adapter's vendor and device IDs.
+func (a *Adapter) PCIBusID() (id string, ok bool) {
+	if a == nil {
+		return "", false
+	}
+	var loc [4]C.uint32_t
+	if C.gw_vk_pci_bus(C.uint32_t(a.Info.VendorID), C.uint32_t(a.Info.DeviceID), &loc[0]) == 0 {
+		return "", false
+	}
+	return FormatPCIBusID(uint32(loc[0]), uint32(loc[1]), uint32(loc[2]), uint32(loc[3])), true
+}
+
+// FormatPCIBusID writes a PCI location the way ggml's device_id property expects it.
+func FormatPCIBusID(domain, bus, device, function uint32) string {
+	return fmt.Sprintf("%04x:%02x:%02x.%x", domain, bus, device, function)
+}
+
 // maxRequestableBufferSize caps maxBufferSize: the adapter reports 2^64-1, which as a
 // requested limit means "undefined" and silently yields the 256 MiB default.
 const maxRequestableBufferSize = 1 << 40

@@ -1,6 +1,6 @@
 // Device memory through the Vulkan loader: WebGPU has no memory query, so the device-local
 // heap sizes (and, with VK_EXT_memory_budget, the budget) of the Vulkan physical device
-// behind an adapter are read directly. The loader is opened at run time; without it the
+// behind an adapter are read directly, and so is its PCI bus location (VK_EXT_pci_bus_info). The loader is opened at run time; without it the
 // query reports nothing and callers fall back.
 #include <dlfcn.h>
 #include <stdint.h>
@@ -35,71 +35,139 @@ enum {
     STYPE_INSTANCE_CREATE_INFO = 1,
     STYPE_MEMORY_PROPERTIES_2 = 1000059006,
     STYPE_MEMORY_BUDGET = 1000237000,
+    STYPE_PROPERTIES_2 = 1000059001,
+    STYPE_PCI_BUS_INFO = 1000212000,
     HEAP_DEVICE_LOCAL = 1,
     API_1_1 = (1u << 22) | (1u << 12),
 };
 
-int gw_vk_memory(uint32_t vendor, uint32_t device, uint64_t *total, uint64_t *free_bytes) {
-    *total = 0;
-    *free_bytes = 0;
+// Vulkan entry points a query needs, resolved once per instance.
+typedef struct {
+    PFN_void (*gipa)(VkInstance, const char *);
+    VkInstance inst;
+    VkResult (*exts)(VkPhysicalDevice, const char *, uint32_t *, ExtProps *);
+    void (*mem2)(VkPhysicalDevice, MemProps2 *);
+    void (*props2)(VkPhysicalDevice, void *);
+} Vk;
+
+typedef void (*query_fn)(const Vk *vk, VkPhysicalDevice pd, void *out);
+
+// has_ext reports whether the physical device offers the named device extension.
+static int has_ext(const Vk *vk, VkPhysicalDevice pd, const char *name) {
+    uint32_t ne = 0;
+    int found = 0;
+    if (vk->exts(pd, NULL, &ne, NULL) != 0 || ne == 0) return 0;
+    ExtProps *ep = calloc(ne, sizeof *ep);
+    if (ep && vk->exts(pd, NULL, &ne, ep) < 0) ne = 0;
+    for (uint32_t k = 0; ep && k < ne; k++)
+        if (!strcmp(ep[k].extensionName, name)) found = 1;
+    free(ep);
+    return found;
+}
+
+// with_device creates a Vulkan instance, calls query on the first physical device with the
+// given vendor and device IDs, and returns how many physical devices have those IDs (0
+// when the loader or the instance cannot be had).
+static int with_device(uint32_t vendor, uint32_t device, query_fn query, void *out) {
     void *lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return 0;
-    PFN_void (*gipa)(VkInstance, const char *) = (PFN_void (*)(VkInstance, const char *))dlsym(lib, "vkGetInstanceProcAddr");
-    if (!gipa) { dlclose(lib); return 0; }
-    VkResult (*create)(const InstanceInfo *, const void *, VkInstance *) = (void *)gipa(NULL, "vkCreateInstance");
+    Vk vk;
+    memset(&vk, 0, sizeof vk);
+    vk.gipa = (PFN_void (*)(VkInstance, const char *))dlsym(lib, "vkGetInstanceProcAddr");
+    if (!vk.gipa) { dlclose(lib); return 0; }
+    VkResult (*create)(const InstanceInfo *, const void *, VkInstance *) = (void *)vk.gipa(NULL, "vkCreateInstance");
     AppInfo app = {STYPE_APPLICATION_INFO, NULL, "ggml-wgpu", 1, "ggml-wgpu", 1, API_1_1};
     InstanceInfo ci = {STYPE_INSTANCE_CREATE_INFO, NULL, 0, &app, 0, NULL, 0, NULL};
-    VkInstance inst = NULL;
-    if (!create || create(&ci, NULL, &inst) != 0) { dlclose(lib); return 0; }
-    void (*destroy)(VkInstance, const void *) = (void *)gipa(inst, "vkDestroyInstance");
-    VkResult (*enumerate)(VkInstance, uint32_t *, VkPhysicalDevice *) = (void *)gipa(inst, "vkEnumeratePhysicalDevices");
-    void (*props)(VkPhysicalDevice, void *) = (void *)gipa(inst, "vkGetPhysicalDeviceProperties");
-    void (*mem2)(VkPhysicalDevice, MemProps2 *) = (void *)gipa(inst, "vkGetPhysicalDeviceMemoryProperties2");
-    VkResult (*exts)(VkPhysicalDevice, const char *, uint32_t *, ExtProps *) = (void *)gipa(inst, "vkEnumerateDeviceExtensionProperties");
-    int found = 0;
+    if (!create || create(&ci, NULL, &vk.inst) != 0) { dlclose(lib); return 0; }
+    void (*destroy)(VkInstance, const void *) = (void *)vk.gipa(vk.inst, "vkDestroyInstance");
+    VkResult (*enumerate)(VkInstance, uint32_t *, VkPhysicalDevice *) = (void *)vk.gipa(vk.inst, "vkEnumeratePhysicalDevices");
+    void (*props)(VkPhysicalDevice, void *) = (void *)vk.gipa(vk.inst, "vkGetPhysicalDeviceProperties");
+    vk.mem2 = (void *)vk.gipa(vk.inst, "vkGetPhysicalDeviceMemoryProperties2");
+    vk.props2 = (void *)vk.gipa(vk.inst, "vkGetPhysicalDeviceProperties2");
+    vk.exts = (void *)vk.gipa(vk.inst, "vkEnumerateDeviceExtensionProperties");
+    int matches = 0;
     uint32_t n = 0;
-    if (enumerate && props && mem2 && exts && enumerate(inst, &n, NULL) == 0 && n > 0) {
+    if (enumerate && props && vk.mem2 && vk.props2 && vk.exts && enumerate(vk.inst, &n, NULL) == 0 && n > 0) {
         VkPhysicalDevice *pds = calloc(n, sizeof *pds);
-        if (pds && enumerate(inst, &n, pds) < 0) n = 0;
-        for (uint32_t i = 0; pds && i < n && !found; i++) {
+        if (pds && enumerate(vk.inst, &n, pds) < 0) n = 0;
+        for (uint32_t i = 0; pds && i < n; i++) {
             // VkPhysicalDeviceProperties starts with apiVersion, driverVersion, vendorID, deviceID.
             uint32_t *p = calloc(1, 4096);
             if (!p) break;
             props(pds[i], p);
-            if (p[2] == vendor && p[3] == device) {
-                found = 1;
-                uint32_t ne = 0;
-                int budget_ext = 0;
-                if (exts(pds[i], NULL, &ne, NULL) == 0 && ne > 0) {
-                    ExtProps *ep = calloc(ne, sizeof *ep);
-                    if (ep && exts(pds[i], NULL, &ne, ep) < 0) ne = 0;
-                    for (uint32_t k = 0; ep && k < ne; k++)
-                        if (!strcmp(ep[k].extensionName, "VK_EXT_memory_budget")) budget_ext = 1;
-                    free(ep);
-                }
-                MemBudget b;
-                memset(&b, 0, sizeof b);
-                b.sType = STYPE_MEMORY_BUDGET;
-                MemProps2 m;
-                memset(&m, 0, sizeof m);
-                m.sType = STYPE_MEMORY_PROPERTIES_2;
-                m.pNext = budget_ext ? &b : NULL;
-                mem2(pds[i], &m);
-                for (uint32_t h = 0; h < m.memoryProperties.memoryHeapCount && h < 16; h++) {
-                    if (!(m.memoryProperties.memoryHeaps[h].flags & HEAP_DEVICE_LOCAL)) continue;
-                    *total += m.memoryProperties.memoryHeaps[h].size;
-                    if (budget_ext) {
-                        uint64_t used = b.heapUsage[h], bud = b.heapBudget[h];
-                        *free_bytes += bud > used ? bud - used : 0;
-                    }
-                }
-                if (!budget_ext) *free_bytes = *total;
-            }
+            if (p[2] == vendor && p[3] == device && matches++ == 0) query(&vk, pds[i], out);
             free(p);
         }
         free(pds);
     }
-    if (destroy) destroy(inst, NULL);
+    if (destroy) destroy(vk.inst, NULL);
     dlclose(lib);
-    return found && *total > 0;
+    return matches;
+}
+
+typedef struct { uint64_t total, free_bytes; } MemResult;
+
+static void query_memory(const Vk *vk, VkPhysicalDevice pd, void *out) {
+    MemResult *r = out;
+    int budget_ext = has_ext(vk, pd, "VK_EXT_memory_budget");
+    MemBudget b;
+    memset(&b, 0, sizeof b);
+    b.sType = STYPE_MEMORY_BUDGET;
+    MemProps2 m;
+    memset(&m, 0, sizeof m);
+    m.sType = STYPE_MEMORY_PROPERTIES_2;
+    m.pNext = budget_ext ? &b : NULL;
+    vk->mem2(pd, &m);
+    for (uint32_t h = 0; h < m.memoryProperties.memoryHeapCount && h < 16; h++) {
+        if (!(m.memoryProperties.memoryHeaps[h].flags & HEAP_DEVICE_LOCAL)) continue;
+        r->total += m.memoryProperties.memoryHeaps[h].size;
+        if (budget_ext) {
+            uint64_t used = b.heapUsage[h], bud = b.heapBudget[h];
+            r->free_bytes += bud > used ? bud - used : 0;
+        }
+    }
+    if (!budget_ext) r->free_bytes = r->total;
+}
+
+int gw_vk_memory(uint32_t vendor, uint32_t device, uint64_t *total, uint64_t *free_bytes) {
+    MemResult r = {0, 0};
+    int found = with_device(vendor, device, query_memory, &r) > 0;
+    *total = r.total;
+    *free_bytes = r.free_bytes;
+    return found && r.total > 0;
+}
+
+// VkPhysicalDevicePCIBusInfoPropertiesEXT.
+typedef struct { uint32_t sType; void *pNext; uint32_t domain, bus, device, function; } PCIBusInfo;
+
+typedef struct { int ok; uint32_t domain, bus, device, function; } PCIResult;
+
+static void query_pci(const Vk *vk, VkPhysicalDevice pd, void *out) {
+    PCIResult *r = out;
+    if (!has_ext(vk, pd, "VK_EXT_pci_bus_info")) return;
+    PCIBusInfo info;
+    memset(&info, 0, sizeof info);
+    info.sType = STYPE_PCI_BUS_INFO;
+    // VkPhysicalDeviceProperties2: sType, pNext, then VkPhysicalDeviceProperties (under 1 KiB).
+    struct { uint32_t sType; void *pNext; uint64_t properties[512]; } p2;
+    memset(&p2, 0, sizeof p2);
+    p2.sType = STYPE_PROPERTIES_2;
+    p2.pNext = &info;
+    vk->props2(pd, &p2);
+    r->ok = 1;
+    r->domain = info.domain;
+    r->bus = info.bus;
+    r->device = info.device;
+    r->function = info.function;
+}
+
+int gw_vk_pci_bus(uint32_t vendor, uint32_t device, uint32_t out[4]) {
+    PCIResult r;
+    memset(&r, 0, sizeof r);
+    if (with_device(vendor, device, query_pci, &r) != 1 || !r.ok) return 0;
+    out[0] = r.domain;
+    out[1] = r.bus;
+    out[2] = r.device;
+    out[3] = r.function;
+    return 1;
 }

@@ -4,6 +4,8 @@
 // overridden. q4_k_m stores the output matrix, attn_v and ffn_down in Q6_K
 // and the other matrices in Q4_K (llama-quantize's Q4_K_M mixes them similarly). The IQ
 // types quantize every matrix alike (llama-quantize keeps some in other types).
+// --dequantize 1 writes the same weights, quantized to the chosen type and read back,
+// as F32: a reference whose matrix products need no quantized arithmetic.
 // --experts N (with --experts-used K) writes a mixture of experts instead of each layer's
 // feed-forward matrices, as llama's architecture reads one (Mixtral): an F32 router
 // ffn_gate_inp [embd, N] and the stacked experts ffn_gate_exps, ffn_up_exps [embd, ff, N]
@@ -13,7 +15,7 @@
 //           [--kv-heads 8] [--ff 8192] [--ctx 4096]
 //           [--type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|
 //                  iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m]
-//           [--experts 0] [--experts-used 2]
+//           [--experts 0] [--experts-used 2] [--dequantize 0|1]
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +47,7 @@ struct spec { const char *name; int64_t ne0, ne1, ne2; int kind; };
 
 int main(int argc, char **argv) {
     const char *tok = NULL, *out = NULL, *type_name = "f16";
-    int embd = 2048, layers = 16, heads = 32, kv_heads = 8, ff = 8192, ctx_len = 4096, experts = 0, experts_used = 2;
+    int embd = 2048, layers = 16, heads = 32, kv_heads = 8, ff = 8192, ctx_len = 4096, experts = 0, experts_used = 2, dequantize = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -61,11 +63,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--type")) type_name = v;
         else if (!strcmp(a, "--experts")) experts = atoi(v);
         else if (!strcmp(a, "--experts-used")) experts_used = atoi(v);
+        else if (!strcmp(a, "--dequantize")) dequantize = atoi(v);
         else { fprintf(stderr, "mkmodel: unknown flag %s\n", a); return 2; }
         i++;
     }
     if (!out || embd % heads || heads % kv_heads || experts < 0 || (experts && (experts_used < 1 || experts_used > experts))) {
-        fprintf(stderr, "usage: mkmodel [-t tokenizer.gguf] -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m --experts N --experts-used K]\n");
+        fprintf(stderr, "usage: mkmodel [-t tokenizer.gguf] -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m --experts N --experts-used K --dequantize 0|1]\n");
         return 2;
     }
     enum ggml_type wtype, hitype = GGML_TYPE_COUNT; // hitype: the Q4_K_M matrices in Q6_K
@@ -161,11 +164,14 @@ int main(int argc, char **argv) {
     struct ggml_init_params ip = {ggml_tensor_overhead() * (n_specs + 8), NULL, true};
     struct ggml_context *ctx = ggml_init(ip);
     struct ggml_tensor **ts = calloc(n_specs, sizeof *ts);
+    enum ggml_type *qtypes = calloc(n_specs, sizeof *qtypes); // the type each tensor's values pass through
     n_specs = k;
     for (int i = 0; i < n_specs; i++) {
         enum ggml_type t = specs[i].kind != MATRIX ? GGML_TYPE_F32 : wtype;
         const char *nm = specs[i].name;
         if (hitype != GGML_TYPE_COUNT && (!strcmp(nm, "output.weight") || strstr(nm, "attn_v.") || strstr(nm, "ffn_down."))) t = hitype;
+        qtypes[i] = t;
+        if (dequantize) t = GGML_TYPE_F32;
         if (specs[i].kind == NORM) ts[i] = ggml_new_tensor_1d(ctx, t, specs[i].ne0);
         else if (specs[i].ne2 > 1) ts[i] = ggml_new_tensor_3d(ctx, t, specs[i].ne0, specs[i].ne1, specs[i].ne2);
         else ts[i] = ggml_new_tensor_2d(ctx, t, specs[i].ne0, specs[i].ne1);
@@ -190,11 +196,13 @@ int main(int argc, char **argv) {
         // the types whose quantizer needs an importance matrix get one of ones (as
         // test-backend-ops passes)
         float *imatrix = NULL;
-        if (ggml_quantize_requires_imatrix(t->type)) {
+        enum ggml_type qt = qtypes[i];
+        if (ggml_quantize_requires_imatrix(qt)) {
             imatrix = malloc(sizeof(float) * n_per_row);
             for (int64_t j = 0; j < n_per_row; j++) imatrix[j] = 1.0f;
         }
         void *conv = malloc(ggml_row_size(t->type, n_per_row) * 64);
+        void *quant = malloc(ggml_row_size(qt, n_per_row) * 64); // --dequantize: the quantized rows
         for (int64_t r = 0; r < rows; r += 64) {
             int64_t nr = rows - r < 64 ? rows - r : 64;
             if (specs[i].kind == NORM) for (int64_t j = 0; j < n_per_row * nr; j++) row[j] = 1.0f;
@@ -204,6 +212,13 @@ int main(int argc, char **argv) {
             if (!tok && !strcmp(specs[i].name, "output.weight"))
                 for (int64_t j = r; j < r + nr && j < VOCAB_N_SPECIAL; j++) memset(row + (j - r) * n_per_row, 0, sizeof(float) * n_per_row);
             size_t bytes;
+            if (qt != t->type) {
+                // --dequantize: through the chosen type and back to F32
+                if (qt == GGML_TYPE_F16) ggml_fp32_to_fp16_row(row, quant, n_per_row * nr);
+                else if (qt == GGML_TYPE_BF16) ggml_fp32_to_bf16_row_ref(row, quant, n_per_row * nr);
+                else ggml_quantize_chunk(qt, row, quant, 0, nr, n_per_row, imatrix);
+                ggml_get_type_traits(qt)->to_float(quant, row, n_per_row * nr);
+            }
             if (t->type == GGML_TYPE_F32) { bytes = sizeof(float) * n_per_row * nr; memcpy(conv, row, bytes); }
             else if (t->type == GGML_TYPE_F16) { ggml_fp32_to_fp16_row(row, conv, n_per_row * nr); bytes = 2 * n_per_row * nr; }
             else if (t->type == GGML_TYPE_BF16) { ggml_fp32_to_bf16_row_ref(row, conv, n_per_row * nr); bytes = 2 * n_per_row * nr; }
@@ -215,10 +230,11 @@ int main(int argc, char **argv) {
         total += nb + pad;
         free(row);
         free(conv);
+        free(quant);
         free(imatrix);
     }
     fclose(f);
-    fprintf(stderr, "mkmodel: wrote %s: %d layers, embd %d, ff %d, heads %d/%d, vocab %lld, %s, %.1f MiB\n",
-            out, layers, embd, ff, heads, kv_heads, (long long)vocab, type_name, (meta + total) / 1048576.0);
+    fprintf(stderr, "mkmodel: wrote %s: %d layers, embd %d, ff %d, heads %d/%d, vocab %lld, %s%s, %.1f MiB\n",
+            out, layers, embd, ff, heads, kv_heads, (long long)vocab, type_name, dequantize ? " dequantized to f32" : "", (meta + total) / 1048576.0);
     return 0;
 }
