@@ -18,10 +18,9 @@ go vet ./...
 # go test ./examples runs them on WGPU0.
 CGO_ENABLED=0 go build ./ggml ./examples/...
 (cd examples/yzma && CGO_ENABLED=0 go vet . && CGO_ENABLED=0 go build -o /dev/null .)
-# The Khronos validation layer over every case of the conformance suite: no errors.
+# The Khronos validation layer over every case of the conformance suite: no errors. It
+# prints the conformance table, per op and types.
 bash scripts/validation.sh --full
 go test -count=1 -timeout 20m ./...
 # The Go side under the race detector (the library itself cannot load into a -race host).
 go test -race -count=1 ./arena ./sched ./ops ./wgsl ./tensor ./exec ./backend ./gpu
-# The conformance table, per op and type.
-go run ./conformance/cmd/wgpu-conformance

@@ -105,8 +105,13 @@ ms=$((($(date +%s%N) - start) / 1000000))
 elapsed=$((ms / 1000)).$(printf '%03d' $((ms % 1000)))
 touch "$work/layer.log"
 
-# The run itself: its header and result lines (the loader's layer log is left out).
-grep -E '^(device under test|OK$|[0-9]+ problems:|FAIL| *TOTAL)' "$work/stdout" | sed 's/^/  /' || true
+# The run itself: its header, failures and, with --full, the conformance table per op and
+# types (the loader's layer log is left out).
+if [ "$mode" = full ]; then
+	grep -E '^(device under test|OK$|[0-9]+ problems:|FAIL|  +[A-Z_0-9(), ]+  |  +op  )' "$work/stdout" | sed 's/^/  /' || true
+else
+	grep -E '^(device under test|OK$|[0-9]+ problems:|FAIL| *TOTAL)' "$work/stdout" | sed 's/^/  /' || true
+fi
 
 if ! grep -q 'Inserted device layer "VK_LAYER_KHRONOS_validation"' "$work/stderr"; then
 	echo "validation: the device did not run under the layer; the loader said:" >&2
