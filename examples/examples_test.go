@@ -74,6 +74,9 @@ var tokensLine = regexp.MustCompile(`(?m)^tokens: \[[0-9 ]+\]$`)
 func TestGenerateExamples(t *testing.T) {
 	requireLibraries(t)
 	if _, err := os.Stat(filepath.Join(root, model)); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the test model %s is missing under CI: %v", model, err)
+		}
 		t.Skipf("the test model %s is not there (CI has it): %v", model, err)
 	}
 	gen := build(t, "examples/generate")
