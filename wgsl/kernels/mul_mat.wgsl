@@ -28,53 +28,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let lc = (lid % 4u) * 8u;
   let ar = min(row0 + lr, p.M - 1u);
   let br = min(col0 + lr, p.N - 1u);
+  let a_row = a_base + ar * p.A.y;
+  let b_row = b_base + br * p.B.y;
   var acc: array<f32, 16>;
-  for (var k0 = 0u; k0 < p.K; k0 = k0 + TK) {
-    let k = k0 + lc;
-#if VEC_A
-    var wa = mat2x4<f32>();
-    if (k < p.K) { wa = src0_get8(a_base + ar * p.A.y + k); }
-    for (var e = 0u; e < 4u; e = e + 1u) {
-      ta[lr * LD + lc + e] = wa[0][e];
-      ta[lr * LD + lc + 4u + e] = wa[1][e];
-    }
-#else
-    for (var e = 0u; e < 8u; e = e + 1u) {
-      var va = 0.0;
-      if (k + e < p.K) { va = src0_get(a_base + ar * p.A.y + (k + e) * p.A.x); }
-      ta[lr * LD + lc + e] = va;
-    }
-#endif
-#if VEC_B
-    var wb = mat2x4<f32>();
-    if (k < p.K) { wb = src1_get8(b_base + br * p.B.y + k); }
-    for (var e = 0u; e < 4u; e = e + 1u) {
-      tb[lr * LD + lc + e] = wb[0][e];
-      tb[lr * LD + lc + 4u + e] = wb[1][e];
-    }
-#else
-    for (var e = 0u; e < 8u; e = e + 1u) {
-      var vb = 0.0;
-      if (k + e < p.K) { vb = src1_get(b_base + br * p.B.y + (k + e) * p.B.x); }
-      tb[lr * LD + lc + e] = vb;
-    }
-#endif
-    workgroupBarrier();
-    for (var kk = 0u; kk < TK; kk = kk + 1u) {
-      let a0 = ta[tx * LD + kk];
-      let a1 = ta[(tx + 16u) * LD + kk];
-      let a2 = ta[(tx + 32u) * LD + kk];
-      let a3 = ta[(tx + 48u) * LD + kk];
-      for (var c = 0u; c < 4u; c = c + 1u) {
-        let bv = tb[(ty + 16u * c) * LD + kk];
-        acc[c] = acc[c] + a0 * bv;
-        acc[4u + c] = acc[4u + c] + a1 * bv;
-        acc[8u + c] = acc[8u + c] + a2 * bv;
-        acc[12u + c] = acc[12u + c] + a3 * bv;
-      }
-    }
-    workgroupBarrier();
-  }
+#include mul_mat_slice
   for (var r = 0u; r < 4u; r = r + 1u) {
     let i = row0 + tx + 16u * r;
     for (var c = 0u; c < 4u; c = c + 1u) {

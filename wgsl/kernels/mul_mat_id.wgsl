@@ -3,7 +3,7 @@
 // ids WG pairs (s, t) at a time and appends those routed to its expert to `rows` (in
 // workgroup memory, order unimportant: each pair is one dst row); whenever 64 are held, or
 // the scan is over, it multiplies them as the columns of one 64 x 64 tile, as MUL_MAT's
-// tiled kernel does (mul_mat.wgsl: 32-wide K slices in shared memory, 4 x 4 sums per
+// tiled kernel does (the shared K loop of mul_mat_slice.wgsl: 32-wide K slices, 4 x 4 sums per
 // invocation), then keeps the pairs beyond the first 64 for the next tile.
 const TM = 64u;
 const TK = 32u;
@@ -27,7 +27,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let lr = lid / 4u;
   let lc = (lid % 4u) * 8u;
   let ar = min(row0 + lr, p.M - 1u);
-  let a_base = e * p.A.z + ar * p.A.y;
+  let a_row = e * p.A.z + ar * p.A.y;
   if (lid == 0u) {
     atomicStore(&held, 0u);
     held_now = 0u;
@@ -55,57 +55,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let cols = min(n, TM);
     // This invocation loads the column of pair rows[lr] (the last one past cols).
     let lpair = rows[min(lr, cols - 1u)];
-    let b_base = (lpair % p.Ne2 % p.Ne11) * p.B.z + (lpair / p.Ne2) * p.B.w;
+    let b_row = (lpair % p.Ne2 % p.Ne11) * p.B.z + (lpair / p.Ne2) * p.B.w;
     // Zeroed explicitly: a declaration inside a loop is not re-initialised on every pass
     // by every compiler.
     var acc: array<f32, 16>;
     for (var c = 0u; c < 16u; c = c + 1u) { acc[c] = 0.0; }
-    for (var k0 = 0u; k0 < p.K; k0 = k0 + TK) {
-      let k = k0 + lc;
-#if VEC_A
-      var wa = mat2x4<f32>();
-      if (k < p.K) { wa = src0_get8(a_base + k); }
-      for (var c = 0u; c < 4u; c = c + 1u) {
-        ta[lr * LD + lc + c] = wa[0][c];
-        ta[lr * LD + lc + 4u + c] = wa[1][c];
-      }
-#else
-      for (var c = 0u; c < 8u; c = c + 1u) {
-        var va = 0.0;
-        if (k + c < p.K) { va = src0_get(a_base + (k + c) * p.A.x); }
-        ta[lr * LD + lc + c] = va;
-      }
-#endif
-#if VEC_B
-      var wb = mat2x4<f32>();
-      if (k < p.K) { wb = src1_get8(b_base + k); }
-      for (var c = 0u; c < 4u; c = c + 1u) {
-        tb[lr * LD + lc + c] = wb[0][c];
-        tb[lr * LD + lc + 4u + c] = wb[1][c];
-      }
-#else
-      for (var c = 0u; c < 8u; c = c + 1u) {
-        var vb = 0.0;
-        if (k + c < p.K) { vb = src1_get(b_base + (k + c) * p.B.x); }
-        tb[lr * LD + lc + c] = vb;
-      }
-#endif
-      workgroupBarrier();
-      for (var kk = 0u; kk < TK; kk = kk + 1u) {
-        let a0 = ta[tx * LD + kk];
-        let a1 = ta[(tx + 16u) * LD + kk];
-        let a2 = ta[(tx + 32u) * LD + kk];
-        let a3 = ta[(tx + 48u) * LD + kk];
-        for (var c = 0u; c < 4u; c = c + 1u) {
-          let bv = tb[(ty + 16u * c) * LD + kk];
-          acc[c] = acc[c] + a0 * bv;
-          acc[4u + c] = acc[4u + c] + a1 * bv;
-          acc[8u + c] = acc[8u + c] + a2 * bv;
-          acc[12u + c] = acc[12u + c] + a3 * bv;
-        }
-      }
-      workgroupBarrier();
-    }
+#include mul_mat_slice
     for (var c = 0u; c < 4u; c = c + 1u) {
       let j = ty + 16u * c;
       if (j < cols) {
