@@ -30,6 +30,9 @@ const (
 	// workgroup and workgroup size (for tuning).
 	EnvMatVecRows = "GGML_WGPU_MATVEC_ROWS"
 	EnvMatVecWG   = "GGML_WGPU_MATVEC_WG"
+	// EnvMatVecUnits overrides how much unrolled code the mat-vec kernel's unit path may
+	// give one invocation (ops.Limits.MatVecUnits; 1 turns the unit path off).
+	EnvMatVecUnits = "GGML_WGPU_MATVEC_UNITS"
 )
 
 // envInt reads a positive integer variable (0 when unset or invalid).
@@ -151,7 +154,7 @@ func (d *Device) Limits() ops.Limits {
 	}
 	return ops.Limits{MaxBinding: g.Limits.MaxStorageBufferBindingSize, MaxGroupsPerDim: g.Limits.MaxComputeWorkgroupsPerDim,
 		MaxGroupSize: int(g.Limits.MaxComputeInvocationsPerGroup), MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
-		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG)}
+		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG), MatVecUnits: envInt(EnvMatVecUnits)}
 }
 
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.

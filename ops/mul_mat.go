@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
 
 // MUL_MAT: dst[i, j, b2, b3] = sum_k src0[k, i, b2/r2, b3/r3] * src1[k, j, b2, b3] with
@@ -211,27 +212,105 @@ func tiledLoads(a, b *tensor.Tensor, operands []wgslOperand) map[string]string {
 // elements at a time, src1 too when vec1 (otherwise element by element, with its
 // strides).
 func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, glu, vec1 bool, l *Limits) Dispatch {
-	vec := "0"
-	if vec1 {
-		vec = "1"
-	}
-	for i := range operands {
-		operands[i].Vec = !operands[i].Written && (vec1 || operands[i].Name != "src1")
-	}
-	perRow := int(p.N)
+	v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: p.N, glu: glu, vec1: vec1, units: unitRows(tensors[0], p.N, l)}
 	if glu {
+		v.units = v.units && unitRows(tensors[1], p.N, l)
+	}
+	s, grid := v.spec(p, operands, l)
+	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: grid}
+}
+
+// matVec describes a dispatch of the vectorised mat-vec kernel (mul_mat_vec8.wgsl): the
+// product's rows, row length, batches and src1 columns; glu and ids select its fused
+// gate and MUL_MAT_ID forms, vec1 reads src1 eight elements at a time, units reads
+// quantized weights a unit at a time (unitRows).
+type matVec struct {
+	m, k, batches, cols uint32
+	glu, ids, vec1      bool
+	units               bool
+}
+
+// spec returns the kernel variant and grid of v; it marks the operands read eight
+// elements at a time (the weights always, src1 with vec1).
+func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec, [3]uint32) {
+	for i := range operands {
+		operands[i].Vec = !operands[i].Written && operands[i].Name != "ids" && (v.vec1 || operands[i].Name != "src1")
+	}
+	perRow := int(v.cols)
+	if v.glu {
 		perRow *= 2
 	}
-	rows, wg := matVecShape(p.M*p.Batches, p.K, perRow, l)
-	acc := rows * perRow
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "GLU": "0", "VEC1": vec}
-	if glu {
-		defs["GLU"] = "1"
+	var rows, wg, tpr int
+	if v.units {
+		rows, wg, tpr = matVecUnitShape(v.k/uint32(operands[0].Type.UnitElems()), perRow, l)
+	} else {
+		rows, wg = matVecShape(v.m*v.batches, v.k, perRow, l)
+		tpr = wg
 	}
-	defs["ACC"], defs["RED"] = fmt.Sprint(acc), fmt.Sprint(acc*wg)
-	s := spec("mul_mat_vec8", wg, p, defs, operands...)
-	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows)
-	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks*uint64(p.Batches), l)}
+	acc := rows * perRow
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(v.cols), "GLU": flag(v.glu), "VEC1": flag(v.vec1),
+		"IDS": flag(v.ids), "UNITS": flag(v.units), "TPR": fmt.Sprint(tpr), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
+	perGroup := uint64(rows * wg / tpr)
+	blocks := (uint64(v.m) + perGroup - 1) / perGroup
+	return spec("mul_mat_vec8", wg, params, defs, operands...), grid1D(blocks*uint64(v.batches), l)
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// matVecUnitBudget bounds a unit's eighths times the src1 columns in the unit path
+// (unrolled code per invocation): CPU drivers take minutes to compile much more.
+const matVecUnitBudget = 128
+
+// unitRows reports whether the mat-vec kernel can read a quantized src0 a unit at a time
+// for cols src1 columns (wgsl.Format.UnitElems: whole blocks filling whole words): rows
+// of whole units that start, like every row and matrix, on a 4-byte boundary, and a unit
+// small enough for the budget of unrolled code.
+func unitRows(t *tensor.Tensor, cols uint32, l *Limits) bool {
+	f, ok := format(t.Type)
+	if !ok || !f.Quantized() || !quantRows(t) || t.Ne[0]%int64(f.UnitElems()) != 0 || t.Loc.Addr%4 != 0 {
+		return false
+	}
+	budget := matVecUnitBudget
+	if l.MatVecUnits > 0 {
+		budget = l.MatVecUnits
+	}
+	if f.UnitElems()/8*int(cols) > budget {
+		return false
+	}
+	return t.Nb[1]%4 == 0 && t.Nb[2]%4 == 0 && t.Nb[3]%4 == 0
+}
+
+// matVecUnitShape picks the unit mat-vec kernel's rows per team, workgroup size and team
+// size for rows of units units: a team's invocations cover a row's units in as few turns
+// as possible (at most 128 invocations per team, at least 4), workgroups of at least 64.
+// Limits can override the rows and the workgroup size.
+func matVecUnitShape(units uint32, acc int, l *Limits) (rows, wg, tpr int) {
+	tpr = 4
+	for tpr < int(units) && tpr < 128 {
+		tpr *= 2
+	}
+	rows, wg = 1, max(64, tpr)
+	if l.MatVecRows > 0 {
+		rows = l.MatVecRows
+	}
+	if l.MatVecWG > 0 {
+		wg = max(l.MatVecWG, tpr)
+	}
+	for rows*acc*wg > matVecRed {
+		if rows > 1 {
+			rows /= 2
+		} else if wg > tpr {
+			wg /= 2
+		} else {
+			wg, tpr = wg/2, tpr/2
+		}
+	}
+	return rows, wg, tpr
 }
 
 // guardMatVecGLU admits llama's feed-forward gate: two MUL_MATs of the same src1 (one of

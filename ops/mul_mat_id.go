@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"fmt"
-
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
@@ -99,20 +97,9 @@ func lowerMulMatID(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	tensors := []*tensor.Tensor{a, b, ids, t}
 	q := quantized(a.Type)
 	if b.Ne[2] <= mulMatIDMaxTokens && vec8(a) && (q || vectorRows(b)) {
-		vec1 := vectorRows(b)
-		for i := range operands {
-			operands[i].Vec = operands[i].Name == "src0" || operands[i].Name == "src1" && vec1
-		}
-		vec := "0"
-		if vec1 {
-			vec = "1"
-		}
-		rows, wg := matVecShape(p.M*p.Batches, p.K, 1, l)
-		defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": "1", "GLU": "0", "VEC1": vec, "IDS": "1",
-			"ACC": fmt.Sprint(rows), "RED": fmt.Sprint(rows * wg)}
-		s := spec("mul_mat_vec8", wg, p, defs, operands...)
-		blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows)
-		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks*uint64(p.Batches), l)}}, nil
+		v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: 1, ids: true, vec1: vectorRows(b), units: unitRows(a, 1, l)}
+		s, grid := v.spec(p, operands, l)
+		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
 	}
 	defs := tiledLoads(a, b, operands)
 	s := spec("mul_mat_id", 256, p, defs, operands...)

@@ -35,6 +35,10 @@ type Limits struct {
 	// MatVecRows and MatVecWG override the vectorised mat-vec kernel's rows per workgroup
 	// and workgroup size (0: chosen from the shape).
 	MatVecRows, MatVecWG int
+	// MatVecUnits bounds the unrolled code of the mat-vec kernel's unit path: a unit's
+	// eighths times the src1 columns (0: matVecUnitBudget). Above it, the kernel reads
+	// the weights eight elements at a time.
+	MatVecUnits int
 }
 
 // family is what each op file registers for an op.

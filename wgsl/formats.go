@@ -496,5 +496,55 @@ fn NAME_get8(i: u32) -> mat2x4<f32> {
   let b = p.NAME_off + (i >> `+fmt.Sprint(shift)+`u) * `+fmt.Sprint(q.bytes)+`u;
   let s = (i >> 3u) & `+fmt.Sprint(q.elems/8-1)+`u;`+q.get8+`
 }
-`, "NAME", name)
+`, "NAME", name) + q.unitAccessors(name)
+}
+
+// unitBlocks is the fewest blocks of q whose bytes are a whole number of 4-byte words.
+func (q quantFormat) unitBlocks() int {
+	for g := 1; ; g *= 2 {
+		if g*q.bytes%4 == 0 {
+			return g
+		}
+	}
+}
+
+// UnitElems returns the elements of a quantized format's unit (0 for the others): the
+// fewest whole blocks that fill whole 4-byte words, so that a unit starting at a word
+// boundary has every field at a fixed place in its words. See unitAccessors.
+func (f Format) UnitElems() int {
+	q, ok := quantFormats[f]
+	if !ok {
+		return 0
+	}
+	return q.unitBlocks() * q.elems
+}
+
+// unitAccessors declares the unit reads of a quantized operand: NAME_unit_word(i), the
+// word where the unit of element i (a multiple of UnitElems, its byte offset a multiple
+// of 4) starts, and NAME_get8u(w, e), elements 8e..8e+7 of the unit starting at word w.
+// The body is the format's one routine, reading its bytes with NAME_bytes4u(w, a) (the
+// four bytes from byte a of the unit). A kernel that calls NAME_get8u with e a literal
+// (the preprocessor's #for) gives the compiler every field's word and shift as constants:
+// one load per word the unit's values use, where NAME_get8 reads two words per field at
+// run-time alignments. NAME_UNIT_ELEMS and NAME_UNIT_GROUPS (eighths per unit) are
+// constants of the module.
+func (q quantFormat) unitAccessors(name string) string {
+	shift := bits.TrailingZeros(uint(q.elems))
+	perBlock := q.elems / 8
+	body := strings.ReplaceAll(q.get8, "NAME_bytes4(", "NAME_bytes4u(unit_word, ")
+	return strings.ReplaceAll(fmt.Sprintf(`const NAME_UNIT_ELEMS = %du;
+const NAME_UNIT_GROUPS = %du;
+fn NAME_unit_word(i: u32) -> u32 { return (p.NAME_off + (i >> %du) * %du) >> 2u; }
+fn NAME_bytes4u(w: u32, a: u32) -> u32 {
+  let i = w + (a >> 2u);
+  let sh = (a & 3u) * 8u;
+  let lo = NAME[i];
+  if (sh == 0u) { return lo; }
+  return (lo >> sh) | (NAME[i + 1u] << (32u - sh));
+}
+fn NAME_get8u(unit_word: u32, eighth: u32) -> mat2x4<f32> {
+  let b = (eighth / %du) * %du;
+  let s = eighth %% %du;%s
+}
+`, q.unitBlocks()*q.elems, q.unitBlocks()*perBlock, shift, q.bytes, perBlock, q.bytes, perBlock, body), "NAME", name)
 }

@@ -8,6 +8,9 @@
 //   - `#include NAME` inserts kernels/NAME.wgsl (common.wgsl, the shared helpers, is
 //     included in every kernel; elementwise.wgsl is the entry point of element-wise ones);
 //   - `{{NAME}}` is replaced by the define's value;
+//   - `#for NAME N` ... `#endfor` repeats its lines N times (N a number, after {{}}
+//     substitution) with {{NAME}} = 0 .. N-1: unrolled code whose indices the compiler
+//     sees as constants;
 //   - the uniform struct `p` and the operand bindings with their accessors are generated
 //     and prepended: for an operand `src0` the kernel calls `src0_get(i)` (element i as
 //     f32, relative to the operand's first element), `src0_geti(i)` for integer operands,
@@ -86,6 +89,9 @@ func Source(s *Spec) (string, error) {
 	}
 	for _, o := range s.Operands {
 		defs[strings.ToUpper(o.Name)+"_TYPE"] = o.Type.String()
+		if u := o.Type.UnitElems(); u > 0 {
+			defs[strings.ToUpper(o.Name)+"_UNIT_GROUPS"] = fmt.Sprint(u / 8) // for #for over a unit
+		}
 	}
 	var out strings.Builder
 	decl, err := ParamsDecl(s.Params, s.Operands)
@@ -158,9 +164,25 @@ func preprocess(out *strings.Builder, src string, defs map[string]string) error 
 	type frame struct{ parentOn, on, seenElse bool }
 	var stack []frame
 	on := true
-	for n, line := range strings.Split(src, "\n") {
+	lines := strings.Split(src, "\n")
+	for n := 0; n < len(lines); n++ {
+		line := lines[n]
 		t := strings.TrimSpace(line)
 		switch {
+		case strings.HasPrefix(t, "#for "):
+			end, err := forBlock(lines, n)
+			if err != nil {
+				return err
+			}
+			if on {
+				if err := unroll(out, t, lines[n+1:end], defs); err != nil {
+					return fmt.Errorf("line %d: %w", n+1, err)
+				}
+			}
+			n = end
+			continue
+		case t == "#endfor":
+			return fmt.Errorf("line %d: stray #endfor", n+1)
 		case strings.HasPrefix(t, "#if ") || strings.HasPrefix(t, "#ifdef "):
 			name := strings.TrimSpace(t[strings.IndexByte(t, ' '):])
 			cond := truthy(defs, name)
@@ -222,6 +244,47 @@ func preprocess(out *strings.Builder, src string, defs map[string]string) error 
 	}
 	if len(stack) != 0 {
 		return fmt.Errorf("missing #endif")
+	}
+	return nil
+}
+
+// forBlock returns the line index of the #endfor that closes the #for at line start.
+func forBlock(lines []string, start int) (int, error) {
+	for i := start + 1; i < len(lines); i++ {
+		switch t := strings.TrimSpace(lines[i]); {
+		case t == "#endfor":
+			return i, nil
+		case strings.HasPrefix(t, "#for "):
+			return 0, fmt.Errorf("line %d: nested #for", i+1)
+		}
+	}
+	return 0, fmt.Errorf("line %d: #for without #endfor", start+1)
+}
+
+// unroll preprocesses body once per value of the #for directive's variable.
+func unroll(out *strings.Builder, directive string, body []string, defs map[string]string) error {
+	var name, count string
+	if _, err := fmt.Sscan(strings.TrimPrefix(directive, "#for "), &name, &count); err != nil {
+		return fmt.Errorf("bad %q: %w", directive, err)
+	}
+	var c strings.Builder
+	if err := preprocess(&c, count, defs); err != nil {
+		return err
+	}
+	var n int
+	if _, err := fmt.Sscan(c.String(), &n); err != nil || n < 0 || n > 1024 {
+		return fmt.Errorf("bad repeat count %q in %q", strings.TrimSpace(c.String()), directive)
+	}
+	inner := make(map[string]string, len(defs)+1)
+	for k, v := range defs {
+		inner[k] = v
+	}
+	src := strings.Join(body, "\n")
+	for i := 0; i < n; i++ {
+		inner[name] = fmt.Sprint(i)
+		if err := preprocess(out, src, inner); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -33,6 +33,24 @@ func TestPreprocess(t *testing.T) {
 	require.Contains(t, b.String(), "@workgroup_size(64)", "an include is preprocessed with the same defines")
 }
 
+func TestPreprocessFor(t *testing.T) {
+	var b strings.Builder
+	src := "a\n#for I {{N}}\nx{{I}} {{V}}\n#if Y\ny{{I}}\n#endif\n#endfor\nb"
+	require.NoError(t, preprocess(&b, src, map[string]string{"N": "3", "V": "v", "Y": "1"}))
+	require.Equal(t, "a\nx0 v\ny0\nx1 v\ny1\nx2 v\ny2\nb\n", b.String())
+	b.Reset()
+	require.NoError(t, preprocess(&b, "#if X\n#for I 2\nz{{I}}\n#endfor\n#endif\nq", nil))
+	require.Equal(t, "q\n", b.String(), "a #for under a false #if emits nothing")
+	b.Reset()
+	require.NoError(t, preprocess(&b, "#for I 0\nz\n#endfor\nw", nil))
+	require.Equal(t, "w\n", b.String(), "zero repeats")
+	require.Error(t, preprocess(&b, "#for I 2\nz\n", nil), "missing #endfor")
+	require.Error(t, preprocess(&b, "#endfor\n", nil), "stray #endfor")
+	require.Error(t, preprocess(&b, "#for I 2\n#for J 2\n#endfor\n#endfor\n", nil), "nested #for")
+	require.Error(t, preprocess(&b, "#for I x\nz\n#endfor\n", nil), "count not a number")
+	require.Error(t, preprocess(&b, "#for I\nz\n#endfor\n", nil), "no count")
+}
+
 type arrayParams struct {
 	N     uint32
 	Ne    [4]uint32
