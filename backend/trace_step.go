@@ -13,7 +13,9 @@ import (
 
 // traceStep is what a trace says of one dispatch of a compiled plan, made once per plan.
 type traceStep struct {
-	name string // the node's op (its unary or GLU op for those), e.g. MUL_MAT, SILU
+	// name is the node's op (its unary or GLU op for those), e.g. MUL_MAT, SILU; a fused
+	// pattern's ops joined by "+", e.g. RMS_NORM+MUL.
+	name string
 	args string // JSON members of the event's arguments after the graph index
 }
 
@@ -23,7 +25,8 @@ type traceOperand struct {
 	Ne   [4]int64 `json:"ne"`
 }
 
-// traceStepArgs are a dispatch's arguments. Bytes and FLOP are the node's (ops.Cost),
+// traceStepArgs are a dispatch's arguments. Bytes and FLOP are the node's (ops.Cost, or
+// ops.CostFused for a fused pattern),
 // carried by its first dispatch; Dispatch says which of the node's dispatches this is.
 type traceStepArgs struct {
 	Node     string                  `json:"node"`
@@ -44,7 +47,13 @@ func traceSteps(p *sched.Plan) []*traceStep {
 		for j < len(p.Steps) && p.Steps[j].Node == p.Steps[i].Node {
 			j++
 		}
-		bytes, flop := ops.Cost(p.Steps[i].Node)
+		st := &p.Steps[i]
+		bytes, flop := ops.Cost(st.Node)
+		name := opName(st.Node)
+		if st.Fused != nil {
+			bytes, flop = ops.CostFused(st.Fused)
+			name = fusedName(st.Fused)
+		}
 		for k := i; k < j; k++ {
 			a := stepArgs(&p.Steps[k])
 			a.Dispatch = fmt.Sprintf("%d/%d", k-i+1, j-i)
@@ -56,7 +65,7 @@ func traceSteps(p *sched.Plan) []*traceStep {
 				raw = []byte(`{}`)
 			}
 			// The object's members without its braces, to follow the graph index.
-			out[k] = &traceStep{name: opName(p.Steps[k].Node), args: string(raw[1 : len(raw)-1])}
+			out[k] = &traceStep{name: name, args: string(raw[1 : len(raw)-1])}
 		}
 		i = j
 	}
@@ -86,6 +95,17 @@ func stepArgs(s *sched.Step) traceStepArgs {
 		}
 	}
 	return a
+}
+
+// fusedName names a fused pattern by the ops of its nodes that do work, e.g. RMS_NORM+MUL.
+func fusedName(nodes []*tensor.Tensor) string {
+	var names []string
+	for _, n := range nodes {
+		if !sched.Skip(n) {
+			names = append(names, opName(n))
+		}
+	}
+	return strings.Join(names, "+")
 }
 
 // opName is ggml's op description: the op, or the unary or GLU op of those nodes.

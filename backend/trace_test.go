@@ -169,3 +169,18 @@ func TestProfileSetting(t *testing.T) {
 		require.Equal(t, want.path, path, v)
 	}
 }
+
+func TestTraceNamesFusedSteps(t *testing.T) {
+	x, w := f32Node(64, 2), f32Node(64)
+	norm := f32Node(64, 2)
+	norm.Op, norm.Src[0] = tensor.OpRMSNorm, x
+	mul := f32Node(64, 2)
+	mul.Op, mul.Name, mul.Src[0], mul.Src[1] = tensor.OpMul, "attn_norm-0", norm, w
+	plan := &sched.Plan{Steps: []sched.Step{{Node: mul, Dispatch: ops.Dispatch{Spec: &wgsl.Spec{Kernel: "norm"}}, Fused: []*tensor.Tensor{norm, mul}}}}
+	st := traceSteps(plan)
+	require.Equal(t, "RMS_NORM+MUL", st[0].name)
+	var a map[string]any
+	require.NoError(t, json.Unmarshal([]byte("{"+st[0].args+"}"), &a))
+	require.Equal(t, float64(4*(128+64+128)), a["bytes"])
+	require.Equal(t, "attn_norm-0", a["node"])
+}

@@ -77,3 +77,28 @@ func rowBytes(t *tensor.Tensor) uint64 {
 	}
 	return uint64(t.Ne[0]) / uint64(max(t.Type.BlockElems(), 1)) * t.TypeSize()
 }
+
+// CostFused estimates the work of a fused pattern's nodes (in order, the last the
+// result): their FLOP added up, the bytes of the sources from outside the pattern and of
+// the result (intermediate results stay in the kernel).
+func CostFused(nodes []*tensor.Tensor) (bytes, flop uint64) {
+	if len(nodes) == 0 {
+		return 0, 0
+	}
+	inside := map[*tensor.Tensor]bool{}
+	for _, n := range nodes {
+		inside[n] = true
+	}
+	seen := map[*tensor.Tensor]bool{}
+	for _, n := range nodes {
+		_, f := Cost(n)
+		flop += f
+		for _, s := range n.Src {
+			if s != nil && !inside[s] && !seen[s] {
+				seen[s] = true
+				bytes += s.Extent()
+			}
+		}
+	}
+	return bytes + nodes[len(nodes)-1].Extent(), flop
+}

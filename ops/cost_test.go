@@ -38,3 +38,14 @@ func TestCost(t *testing.T) {
 	b, f := Cost(nil)
 	require.Zero(t, b+f)
 }
+
+func TestCostFused(t *testing.T) {
+	x, w := f32(64, 2), f32(64)
+	norm := node(tensor.OpRMSNorm, f32(64, 2), nil, x)
+	mul := node(tensor.OpMul, f32(64, 2), nil, norm, w)
+	b, f := CostFused([]*tensor.Tensor{norm, mul})
+	require.Equal(t, uint64(4*(128+64+128)), b, "x and w read, the result written")
+	require.Equal(t, uint64(128+128), f)
+	b, f = CostFused(nil)
+	require.Zero(t, b+f)
+}
