@@ -101,7 +101,7 @@ func stepArgs(s *sched.Step) traceStepArgs {
 func fusedName(nodes []*tensor.Tensor) string {
 	var names []string
 	for _, n := range nodes {
-		if !sched.Skip(n) {
+		if !n.Op.IsView() && n.Op != tensor.OpNone {
 			names = append(names, opName(n))
 		}
 	}
