@@ -7,6 +7,7 @@ import (
 	"image/draw"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/image/font"
@@ -59,7 +60,7 @@ func render(s *summary) *image.RGBA {
 		what, s.dispatches, num(s.gpuUS), num(s.cpuUS)), grey)
 	text(img, margin, 54, "Dispatch times from GPU timestamps (each dispatch in a pass of its own: launch gaps not counted).", grey)
 	box(img, margin, 64, 12, 10, oursColor)
-	text(img, margin+18, 74, "ours: GPU us per graph, share of the graph's GPU time, dispatches per graph", ink)
+	text(img, margin+18, 74, "ours: GPU us per graph, share of the graph's GPU time, xN dispatches per graph", ink)
 	if s.peer != "" {
 		box(img, 620, 64, 12, 10, peerColor)
 		text(img, 638, 74, clip(fmt.Sprintf("%s estimated: ours x (%s us / %s us) of the op's perf cases",
@@ -83,16 +84,17 @@ func render(s *summary) *image.RGBA {
 			box(img, 0, headerH+i*rowH, chartWidth, rowH, stripe)
 		}
 	}
-	for v := 0.0; v <= top+step/2; v += step {
+	for i := 0; float64(i)*step <= top+step/2; i++ {
+		v := float64(i) * step
 		box(img, x(v), headerH-4, 1, bottom-headerH+8, gridColor)
-		label := num(v)
+		label := strconv.FormatFloat(v, 'f', -1, 64)
 		text(img, x(v)-len(label)*glyphW/2, bottom+18, label, ink)
 	}
 	for i, r := range s.rows {
 		y := headerH + i*rowH
 		text(img, margin, y+15, clip(r.label, (barX0-margin-8)/glyphW), ink)
 		box(img, barX0, y+3, max(x(r.us)-barX0, 1), 12, oursColor)
-		text(img, valueX, y+15, fmt.Sprintf("%s us %4.1f%% x%s", num(r.us), 100*r.share, num(r.calls)), ink)
+		text(img, valueX, y+15, fmt.Sprintf("%s us %4.1f%% x%s", num(r.us), 100*r.share, strconv.FormatFloat(math.Round(r.calls*10)/10, 'f', -1, 64)), ink)
 		switch {
 		case s.peer == "":
 		case r.cases == 0:
@@ -138,6 +140,8 @@ func num(v float64) string {
 	case v >= 100:
 		return fmt.Sprintf("%.1f", v)
 	case v >= 10:
+		return fmt.Sprintf("%.2f", v)
+	case v >= 1:
 		return fmt.Sprintf("%.2f", v)
 	case v == 0:
 		return "0"
