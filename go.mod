@@ -6,6 +6,7 @@ require (
 	github.com/cogentcore/webgpu v0.23.0
 	github.com/ebitengine/purego v0.11.3
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/image v0.47.0
 	modernc.org/libc v1.80.1
 )
 

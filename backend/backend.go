@@ -17,7 +17,9 @@ const (
 	EnvBatch = "GGML_WGPU_BATCH"
 	// EnvProfile=1 logs, when a backend is freed, where its graphs spent their time;
 	// EnvProfile=2 also times every dispatch on the GPU (each in a compute pass of its own,
-	// read back after every graph: slow) and logs the time per node name and kernel.
+	// read back after every graph: slow) and logs the time per node name and kernel. A
+	// value that is not a number names a file: level 2, and a Chrome trace-event JSON of
+	// the graphs written there whenever a backend is freed (trace.go).
 	EnvProfile = "GGML_WGPU_PROFILE"
 )
 
@@ -35,7 +37,8 @@ type Backend struct {
 	plans   []*compiled // most recently used first
 	profile int
 	stats   Stats
-	timer   *kernelTimer // nil unless EnvProfile >= 2
+	timer   *kernelTimer  // nil unless EnvProfile >= 2
+	trace   *backendTrace // nil unless EnvProfile names a trace file
 }
 
 // Stats counts a backend's work.
@@ -50,7 +53,8 @@ func NewBackend(d *Device) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{Dev: d, batch: defaultBatch}
-	b.profile, _ = strconv.Atoi(os.Getenv(EnvProfile))
+	var tracePath string
+	b.profile, tracePath = profileSetting()
 	if v, err := strconv.Atoi(os.Getenv(EnvBatch)); err == nil && v > 0 {
 		b.batch = v
 	}
@@ -60,6 +64,9 @@ func NewBackend(d *Device) (*Backend, error) {
 			logf(LogWarn, "%s: no kernel timing: %v", d.Name, err)
 		}
 		b.timer = t
+		if tracePath != "" {
+			b.trace = newBackendTrace(tracePath, d.Name, err)
+		}
 	}
 	return b, nil
 }
@@ -71,7 +78,8 @@ func NewBackend(d *Device) (*Backend, error) {
 type compiled struct {
 	snapshot []byte
 	steps    []exec.Step
-	labels   []string // per step, for kernel timing: node name (without its layer) and kernel
+	labels   []string     // per step, for kernel timing: node name (without its layer) and kernel
+	trace    []*traceStep // per step, for a trace
 }
 
 // Compute submits the graph's work without waiting for the GPU. snapshot identifies the
@@ -83,6 +91,7 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error 
 	defer func() { b.stats.Encode += time.Since(start) }()
 	d := b.Dev
 	c := b.lookup(snapshot)
+	hit := c != nil
 	if c == nil {
 		l := d.Limits()
 		plan, err := sched.Build(nodes(), &l)
@@ -98,12 +107,18 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error 
 		if b.timer != nil {
 			c.labels = stepLabels(plan)
 		}
+		if b.trace != nil {
+			c.trace = traceSteps(plan)
+		}
 		b.remember(c)
 	} else {
 		b.stats.Reused++
 	}
 	b.stats.Graphs++
 	b.stats.Dispatches += len(c.steps)
+	if b.trace != nil { // off by default: the normal path does no more than this test
+		return b.trace.compute(start, hit, c, b.timer, func() error { return d.run(c, b.timer) })
+	}
 	return d.run(c, b.timer)
 }
 
@@ -129,8 +144,12 @@ func (b *Backend) remember(c *compiled) {
 // Synchronize waits until all work submitted to the device has completed.
 func (b *Backend) Synchronize() error {
 	start := time.Now()
-	defer func() { b.stats.Wait += time.Since(start) }()
-	return b.Dev.Synchronize()
+	err := b.Dev.Synchronize()
+	b.stats.Wait += time.Since(start)
+	if b.trace != nil {
+		b.trace.wait(start)
+	}
+	return err
 }
 
 // Stats returns the backend's counters.
@@ -143,6 +162,13 @@ func (b *Backend) Close() {
 	}
 	if b.timer != nil {
 		defer b.Dev.releaseTimer(b.timer)
+	}
+	if b.trace != nil {
+		if err := b.trace.t.flush(); err != nil {
+			logf(LogError, "%s: trace not written: %v", b.Dev.Name, err)
+		} else {
+			logf(LogInfo, "%s: trace of %d graphs written to %s", b.Dev.Name, b.trace.graphs, b.trace.t.path)
+		}
 	}
 	if b.profile == 0 || b.stats.Graphs == 0 {
 		return

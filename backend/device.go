@@ -113,7 +113,7 @@ func (d *Device) openLocked() (*gpu.Device, error) {
 		return d.gpu, d.openErr
 	}
 	open := d.adapter.Open
-	if os.Getenv(EnvProfile) == "2" {
+	if level, _ := profileSetting(); level >= 2 {
 		open = d.adapter.OpenWithTimestamps
 	}
 	g, err := open()

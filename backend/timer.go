@@ -5,20 +5,26 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ggml-wgpu/ggml-wgpu/exec"
 	"github.com/ggml-wgpu/ggml-wgpu/sched"
 )
 
-// timedDispatches is how many dispatches of a graph the kernel timer measures.
-const timedDispatches = 4096
+// timedDispatches is how many dispatches of a graph the kernel timer measures: two
+// timestamps each, and a query set holds at most 4096.
+const timedDispatches = 2048
 
-// kernelTimer measures every dispatch of a graph with GPU timestamps (GGML_WGPU_PROFILE=2)
+// kernelTimer measures every dispatch of a graph with GPU timestamps (GGML_WGPU_PROFILE=2 or a trace file)
 // and sums the times per label.
 type kernelTimer struct {
 	t     *exec.Timer
 	total map[string]*timing
 	runs  int
+	// last is what the last graph measured and collected the CPU time its read-back took
+	// (the trace's records).
+	last      exec.Timing
+	collected exec.Interval
 }
 
 type timing struct {
@@ -26,7 +32,7 @@ type timing struct {
 	count int
 }
 
-// newKernelTimer needs a device opened with timestamps (EnvProfile=2 does that).
+// newKernelTimer needs a device opened with timestamps (profile level 2 does that).
 func (d *Device) newKernelTimer() (*kernelTimer, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -51,11 +57,14 @@ func (d *Device) releaseTimer(k *kernelTimer) {
 
 // collect adds up the times of the dispatches just run. Callers hold the device lock.
 func (k *kernelTimer) collect(labels []string) error {
-	ns, err := k.t.Collect()
+	start := time.Now()
+	tm, err := k.t.Collect()
+	k.last, k.collected = tm, exec.Interval{Start: start, End: time.Now()}
 	if err != nil {
 		return err
 	}
-	for i, v := range ns {
+	for i, s := range tm.Spans {
+		v := s.Duration()
 		tm := k.total[labels[i]]
 		if tm == nil {
 			tm = &timing{}

@@ -12,6 +12,7 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ggml-wgpu/ggml-wgpu/arena"
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
@@ -216,7 +217,14 @@ func (r *run) submit() error {
 		e.params.Seal(e.dev.Submitted())
 		return nil
 	}
+	var start time.Time
+	if r.timer != nil { // only when timing: the normal path reads no clock
+		start = time.Now()
+	}
 	seq, err := r.enc.Submit()
+	if r.timer != nil {
+		r.timer.submitted(start, time.Now())
+	}
 	r.enc = nil
 	if err != nil {
 		e.params.Seal(e.dev.Submitted())

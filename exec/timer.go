@@ -2,22 +2,49 @@ package exec
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 )
 
 // Timer measures each dispatch of a Run with GPU timestamps (each timed dispatch gets a
-// compute pass of its own, so timing is slow). The device must have been opened with
-// timestamps.
+// compute pass of its own, so timing is slow) and notes when the Run's submissions were
+// made on the CPU. The device must have been opened with timestamps.
 type Timer struct {
-	dev  *gpu.Device
-	qs   *gpu.QuerySet
-	buf  *gpu.Buffer
-	cap  int
-	used int // dispatches timed by the last Run
+	dev     *gpu.Device
+	qs      *gpu.QuerySet
+	buf     *gpu.Buffer
+	cap     int
+	used    int        // dispatches timed by the last Run
+	submits []Interval // the last Run's queue submissions
 }
 
-// NewTimer creates a timer for the first capacity dispatches of each Run.
+// Span is one dispatch's start and end timestamps in nanoseconds on the GPU's clock (which
+// has no known relation to the CPU's).
+type Span struct{ Start, End uint64 }
+
+// Duration returns the dispatch's GPU time in nanoseconds (0 when the end is not after the
+// start).
+func (s Span) Duration() uint64 {
+	if s.End > s.Start {
+		return s.End - s.Start
+	}
+	return 0
+}
+
+// Interval is a stretch of CPU time.
+type Interval struct{ Start, End time.Time }
+
+// Timing is what a Timer measured of one Run.
+type Timing struct {
+	// Spans are the timed dispatches, in step order.
+	Spans []Span
+	// Submits are the CPU time of each queue submission of the Run, in order.
+	Submits []Interval
+}
+
+// NewTimer creates a timer for the first capacity dispatches of each Run (at most half
+// the queries of a query set: 2048).
 func NewTimer(dev *gpu.Device, capacity int) (*Timer, error) {
 	qs, err := dev.CreateQuerySet(2 * capacity)
 	if err != nil {
@@ -34,34 +61,37 @@ func NewTimer(dev *gpu.Device, capacity int) (*Timer, error) {
 // Capacity is how many dispatches of a Run are timed.
 func (t *Timer) Capacity() int { return t.cap }
 
-// Collect waits for the last Run's timed dispatches and returns each one's GPU time in
-// nanoseconds, in step order.
-func (t *Timer) Collect() ([]uint64, error) {
+// submitted notes one submission of the Run in progress.
+func (t *Timer) submitted(start, end time.Time) {
+	t.submits = append(t.submits, Interval{start, end})
+}
+
+// Collect waits for the last Run's timed dispatches and returns their timestamps and the
+// Run's submissions.
+func (t *Timer) Collect() (Timing, error) {
 	n := t.used
-	t.used = 0
+	tm := Timing{Submits: t.submits}
+	t.used, t.submits = 0, nil
 	if n == 0 {
-		return nil, nil
+		return tm, nil
 	}
 	e := t.dev.NewEncoder()
 	if err := e.Resolve(t.qs, 0, 2*n, t.buf, 0); err != nil {
 		e.Discard()
-		return nil, err
+		return tm, err
 	}
 	if _, err := e.Submit(); err != nil {
-		return nil, err
+		return tm, err
 	}
 	raw := make([]byte, 16*n)
 	if err := t.dev.Read(t.buf, 0, raw); err != nil {
-		return nil, err
+		return tm, err
 	}
-	out := make([]uint64, n)
-	for i := range out {
-		t0, t1 := binary.LittleEndian.Uint64(raw[16*i:]), binary.LittleEndian.Uint64(raw[16*i+8:])
-		if t1 > t0 {
-			out[i] = t1 - t0
-		}
+	tm.Spans = make([]Span, n)
+	for i := range tm.Spans {
+		tm.Spans[i] = Span{binary.LittleEndian.Uint64(raw[16*i:]), binary.LittleEndian.Uint64(raw[16*i+8:])}
 	}
-	return out, nil
+	return tm, nil
 }
 
 // Release frees the timer's GPU objects.

@@ -17,6 +17,9 @@ type Step struct {
 	Dispatch ops.Dispatch
 	// Submit ends a submission after this step.
 	Submit bool
+	// Fused are the nodes of the fused pattern the step computes (Node is the last), nil
+	// for a step of one node.
+	Fused []*tensor.Tensor
 }
 
 // Plan is the ordered work of one graph.
@@ -102,7 +105,7 @@ func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers map[*tensor.Tensor]in
 		}
 		last := match[len(match)-1]
 		for _, d := range ds {
-			p.Steps = append(p.Steps, Step{Node: last, Dispatch: d})
+			p.Steps = append(p.Steps, Step{Node: last, Dispatch: d, Fused: match})
 		}
 		p.Fused++
 		for _, n := range match {

@@ -13,7 +13,7 @@
 // backend libraries (e.g. ggml's Vulkan backend) to load before the devices are looked up;
 // a device that does not exist is reported and left out. -quick runs fewer repetitions,
 // -max-gflop skips the heaviest MUL_MATs (on lavapipe a single op of the prefill shapes runs
-// for seconds).
+// for seconds). -perf-json also writes the results as JSON (what wgpu-chart reads).
 //
 // Usage:
 //
@@ -21,7 +21,7 @@
 //	    [-filter SUBSTR] [-quick] [-v] [-self] [-list]
 //	go run ./conformance/cmd/wgpu-conformance -perf [-device WGPU0 -device Vulkan0 ...]
 //	    [-load .cache/ggml/peer/libggml-vulkan.so ...] [-filter SUBSTR] [-quick]
-//	    [-max-gflop N] [-threads N] [-list]
+//	    [-max-gflop N] [-threads N] [-list] [-perf-json FILE]
 package main
 
 import (
@@ -65,6 +65,7 @@ func run() int {
 	flag.Var(&loads, "load", "with -perf: a further backend library (e.g. .cache/ggml/peer/libggml-vulkan.so) to load with ggml_backend_load; repeatable")
 	quick := flag.Bool("quick", false, "with -perf: fewer repetitions and runs (for slow devices such as lavapipe); else: only the first case of every op family and types and the first case of every kernel pipeline (see conformance.Env.Quick)")
 	threads := flag.Int("threads", 0, "with -perf: threads of CPU backends (0: all cores)")
+	perfJSON := flag.String("perf-json", "", "with -perf: also write the results as JSON to this file (read by wgpu-chart)")
 	maxGflop := flag.Float64("max-gflop", 0, "with -perf: skip the cases whose op does more GFLOP than this (0: no limit; e.g. 8 on lavapipe)")
 	flag.Parse()
 	if len(devices) == 0 {
@@ -76,7 +77,7 @@ func run() int {
 			opts = conformance.QuickPerfOptions()
 		}
 		opts.MaxOpFlops = uint64(*maxGflop * 1e9)
-		return runPerf(*lib, *backend, devices, loads, *filter, opts, *threads, *list)
+		return runPerf(*lib, *backend, devices, loads, *filter, opts, *threads, *list, *perfJSON)
 	}
 	if len(devices) > 1 || len(loads) > 0 || *maxGflop != 0 {
 		fmt.Fprintln(os.Stderr, "several -device, -load and -max-gflop apply to -perf only")
@@ -149,7 +150,7 @@ func listCases(cases []*conformance.Case) {
 
 // runPerf is the -perf mode: it prints a progress line per measurement on stderr and the
 // table on stdout; it exits 1 if a measurement failed, 2 if nothing could run.
-func runPerf(lib, backend string, devices, loads []string, filter string, opts conformance.PerfOptions, threads int, list bool) int {
+func runPerf(lib, backend string, devices, loads []string, filter string, opts conformance.PerfOptions, threads int, list bool, jsonPath string) int {
 	cases := conformance.FilterPerf(conformance.PerfCases(), filter)
 	if list {
 		for _, c := range cases {
@@ -184,8 +185,27 @@ func runPerf(lib, backend string, devices, loads []string, filter string, opts c
 	})
 	fmt.Println()
 	rep.WriteTable(os.Stdout)
+	if jsonPath != "" {
+		if err := writePerfJSON(rep, jsonPath); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	if !rep.OK() {
 		return 1
 	}
 	return 0
+}
+
+// writePerfJSON writes the perf report as JSON to path.
+func writePerfJSON(rep *conformance.PerfReport, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteJSON(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

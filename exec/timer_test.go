@@ -1,0 +1,64 @@
+package exec
+
+import (
+	"testing"
+
+	"github.com/ggml-wgpu/ggml-wgpu/gpu"
+	"github.com/stretchr/testify/require"
+)
+
+// A timed Run reports each timed dispatch's timestamps, in order, and the CPU time of
+// each of its submissions; dispatches beyond the capacity run untimed. On an adapter
+// without timestamp queries the timer cannot be made, and says so.
+func TestTimerSpansAndSubmits(t *testing.T) {
+	in, err := gpu.NewInstance()
+	require.NoError(t, err)
+	ads := in.Adapters()
+	require.NotEmpty(t, ads)
+	d, err := ads[0].OpenWithTimestamps()
+	require.NoError(t, err)
+	defer d.Close()
+	if !d.Timestamps() {
+		_, err := NewTimer(d, 4)
+		require.ErrorContains(t, err, "timestamp")
+		return
+	}
+	_, err = NewTimer(d, 4096)
+	require.Error(t, err, "a query set holds 4096 queries: 2048 dispatches")
+	tm, err := NewTimer(d, 3)
+	require.NoError(t, err)
+	defer tm.Release()
+	e, err := New(d, 8, 256)
+	require.NoError(t, err)
+	defer e.Close()
+	p, err := e.Pipeline("stamp", "stamp", 1, func() (string, error) { return stamp, nil })
+	require.NoError(t, err)
+	out, err := d.CreateBuffer(64, gpu.UsageStorage)
+	require.NoError(t, err)
+	defer out.Release()
+	var steps []Step
+	for i := uint32(0); i < 5; i++ {
+		steps = append(steps, Step{Pipeline: p, Bindings: []gpu.Binding{{Buffer: out, Size: 64}},
+			Params: params(i, i), Grid: [3]uint32{1, 1, 1}, Submit: i == 1})
+	}
+	require.NoError(t, e.Run(steps, tm))
+	got, err := tm.Collect()
+	require.NoError(t, err)
+	require.Len(t, got.Spans, 3, "the first Capacity() dispatches are timed")
+	require.Len(t, got.Submits, 2, "one submission after step 1, one at the end")
+	for i, s := range got.Spans {
+		require.GreaterOrEqual(t, s.End, s.Start, "dispatch %d", i)
+		require.Equal(t, s.End-s.Start, s.Duration())
+		if i > 0 {
+			require.GreaterOrEqual(t, s.Start, got.Spans[i-1].Start, "dispatches run in order")
+		}
+	}
+	for _, s := range got.Submits {
+		require.False(t, s.End.Before(s.Start))
+	}
+	again, err := tm.Collect()
+	require.NoError(t, err)
+	require.Empty(t, again.Spans, "a Collect takes the Run's measurements once")
+	require.Empty(t, again.Submits)
+	require.Zero(t, Span{Start: 5, End: 3}.Duration())
+}
