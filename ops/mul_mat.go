@@ -180,6 +180,9 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.M)*uint64(p.N)*uint64(batches), l)}}, nil
 	}
 	defs := tiledLoads(a, b, operands)
+	if ds, ok := lowerBigTiles(p, defs, operands, tensors, l); ok {
+		return ds, nil
+	}
 	kernel, tile := "mul_mat", uint32(matTile)
 	if bigTiles(p) {
 		kernel, tile = "mul_mat_big", matBigTile
@@ -318,12 +321,16 @@ func lowerMulMatPermuteCont(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(ds) != 1 {
-		return nil, fmt.Errorf("ops: MUL_MAT lowered to %d dispatches, fusion expects one", len(ds))
+	// The last dispatch stores the result (split-K: the reduction after the splits).
+	for i := range ds {
+		p := ds[i].Params.(mulMatParams)
+		p.D = dst
+		ds[i].Params = p
 	}
-	p := ds[0].Params.(mulMatParams)
-	p.D = dst
-	ds[0].Params = p
-	ds[0].Tensors[len(ds[0].Tensors)-1] = cont
+	last := ds[len(ds)-1].Tensors
+	if last[len(last)-1] != mm {
+		return nil, fmt.Errorf("ops: MUL_MAT's last dispatch does not store its result")
+	}
+	last[len(last)-1] = cont
 	return ds, nil
 }
