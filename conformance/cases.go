@@ -42,6 +42,7 @@ func Cases() []*Case {
 	cs = append(cs, elemCases()...)
 	cs = append(cs, faCases()...)
 	cs = append(cs, faChainCases()...)
+	cs = append(cs, mulMatBigCases()...)
 	return cs
 }
 

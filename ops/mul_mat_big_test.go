@@ -72,3 +72,27 @@ func TestMulMatBigVariants(t *testing.T) {
 	require.Equal(t, uint32(2), bigSplits(mulMatParams{M: 4096, N: 512, K: 8192, Batches: 1}, 128, &Limits{MaxBinding: 1 << 30}))
 	require.Equal(t, uint32(8), bigSplits(mulMatParams{M: 512, N: 512, K: 2048, Batches: 1}, 16, &Limits{MaxBinding: 1 << 30}))
 }
+
+// TestMulMatBigSplitPermuteCont: with split-K, the mul_mat+permute+cont fusion stores
+// through the reduction, at the permuted strides.
+func TestMulMatBigSplitPermuteCont(t *testing.T) {
+	t.Setenv(EnvExperimentMM, "a")
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 49152}
+	// kqv [128, 256, 2] (K 2048) -> permute(0, 2, 1, 3) -> cont [128, 2, 256]
+	kqv := node(tensor.OpMulMat, f32(128, 256, 2), nil, contiguous(tensor.F16, 2048, 128, 2), f32(2048, 256, 2))
+	perm := &tensor.Tensor{Type: tensor.F32, Ne: [4]int64{128, 2, 256, 1}, Nb: [4]uint64{4, 4 * 128 * 256, 4 * 128, 4 * 128 * 256 * 2}}
+	node(tensor.OpPermute, perm, []int32{0, 2, 1, 3}, kqv)
+	cont := node(tensor.OpCont, f32(128, 2, 256), nil, perm)
+	f := fusion(t, "mul_mat+permute+cont")
+	n := []*tensor.Tensor{kqv, perm, cont}
+	require.True(t, f.Applies(n, l))
+	ds, err := f.Lower(n, l)
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	require.Equal(t, "mul_mat_big_reduce", ds[1].Spec.Kernel)
+	require.Same(t, cont, ds[1].Tensors[1])
+	require.True(t, IsScratch(ds[0].Tensors[2]))
+	want, ok := permutedStrides(kqv, perm)
+	require.True(t, ok)
+	require.Equal(t, want, ds[1].Params.(mulMatParams).D)
+}
