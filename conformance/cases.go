@@ -30,6 +30,7 @@ func Cases() []*Case {
 	cs = append(cs, getRowsCases()...)
 	cs = append(cs, setRowsCases()...)
 	cs = append(cs, mulMatCases()...)
+	cs = append(cs, mulMatBigCases()...)
 	cs = append(cs, quantCases()...)
 	cs = append(cs, softMaxCases()...)
 	cs = append(cs, ropeCases()...)
@@ -42,7 +43,6 @@ func Cases() []*Case {
 	cs = append(cs, elemCases()...)
 	cs = append(cs, faCases()...)
 	cs = append(cs, faChainCases()...)
-	cs = append(cs, mulMatBigCases()...)
 	return cs
 }
 
