@@ -39,7 +39,8 @@ const matBigTile = 128
 // use it: below, the 64 x 64 kernel keeps more of a large GPU busy.
 const matBigGroups = 256
 
-// bigTiles reports whether a product uses the large tiled kernel.
+// bigTiles reports whether a product uses the large tiled kernel mul_mat_big (when
+// lowerBigTiles, the prefetching kernel, declines it).
 func bigTiles(p mulMatParams) bool {
 	if p.M < matBigTile || p.N < matBigTile {
 		return false
