@@ -30,6 +30,7 @@ func Cases() []*Case {
 	cs = append(cs, getRowsCases()...)
 	cs = append(cs, setRowsCases()...)
 	cs = append(cs, mulMatCases()...)
+	cs = append(cs, mulMatBigCases()...)
 	cs = append(cs, quantCases()...)
 	cs = append(cs, softMaxCases()...)
 	cs = append(cs, ropeCases()...)

@@ -40,7 +40,8 @@ const matBigTile = 128
 // use it: below, the 64 x 64 kernel keeps more of a large GPU busy.
 const matBigGroups = 256
 
-// bigTiles reports whether a product uses the large tiled kernel.
+// bigTiles reports whether a product uses the large tiled kernel mul_mat_big (when
+// lowerBigTiles, the prefetching kernel, declines it).
 func bigTiles(p mulMatParams) bool {
 	if p.M < matBigTile || p.N < matBigTile {
 		return false
@@ -181,6 +182,9 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.M)*uint64(p.N)*uint64(batches), l)}}, nil
 	}
 	defs := tiledLoads(a, b, operands)
+	if ds, ok := lowerBigTiles(p, defs, operands, tensors, l); ok {
+		return ds, nil
+	}
 	kernel, tile := "mul_mat", uint32(matTile)
 	if bigTiles(p) {
 		kernel, tile = "mul_mat_big", matBigTile
@@ -397,12 +401,16 @@ func lowerMulMatPermuteCont(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(ds) != 1 {
-		return nil, fmt.Errorf("ops: MUL_MAT lowered to %d dispatches, fusion expects one", len(ds))
+	// The last dispatch stores the result (split-K: the reduction after the splits).
+	for i := range ds {
+		p := ds[i].Params.(mulMatParams)
+		p.D = dst
+		ds[i].Params = p
 	}
-	p := ds[0].Params.(mulMatParams)
-	p.D = dst
-	ds[0].Params = p
-	ds[0].Tensors[len(ds[0].Tensors)-1] = cont
+	last := ds[len(ds)-1].Tensors
+	if last[len(last)-1] != mm {
+		return nil, fmt.Errorf("ops: MUL_MAT's last dispatch does not store its result")
+	}
+	last[len(last)-1] = cont
 	return ds, nil
 }

@@ -1,0 +1,30 @@
+package conformance
+
+import (
+	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
+
+// mulMatBigCases reach the large-tile kernel's split-K path (at least 128 rows and
+// columns, few 128 x 128 tiles, K at least four times the shortest split): partial tiles,
+// K not a multiple of the slice (nor the last split of a whole slice), broadcast batches,
+// a permuted src1, element-wise loads, quantized formats with and without workgroup
+// tables, and the result stored through the mul_mat+permute+cont fusion. The many-tile
+// path is covered by mulMatCases' bs=[8,8] cases.
+func mulMatBigCases() []*Case {
+	one := [2]int64{1, 1}
+	return []*Case{
+		mulMatCase(mmSpec{ta: f16, m: 200, n: 140, k: 1000, bs: one, nr: one}),
+		mulMatCase(mmSpec{ta: f32, m: 130, n: 129, k: 1030, bs: [2]int64{2, 1}, nr: [2]int64{2, 1}}),
+		mulMatCase(mmSpec{ta: tensor.Q4_0, m: 256, n: 160, k: 1024, bs: [2]int64{2, 1}, nr: one, perB: true}),
+		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 128, n: 131, k: 1024, bs: one, nr: one, padA: true}),
+		mulMatCase(mmSpec{ta: tensor.IQ4_XS, m: 130, n: 128, k: 1024, bs: one, nr: one}),
+		{Name: "GRAPH(mul_mat+permute+cont,m=128,n=256,k=1024,heads=2)", Op: "GRAPH", Types: "mixed", MaxNMSE: MulMatMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				v := b.New("v", f16, 1024, 128, 2)
+				kq := b.New("kq", f32, 1024, 256, 2)
+				kqv := b.L.MulMat(b.Ctx, v, kq) // [128, 256, 2]
+				return b.L.Cont(b.Ctx, b.Permute(kqv, [4]int{0, 2, 1, 3}))
+			}},
+	}
+}

@@ -1,0 +1,98 @@
+package ops
+
+import (
+	"testing"
+
+	"github.com/ggml-wgpu/ggml-wgpu/gpu"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMulMatBigVariants lowers large products under every setting of EnvExperimentMM and
+// two workgroup memory limits, checks the kernels chosen and compiles them.
+func TestMulMatBigVariants(t *testing.T) {
+	in, err := gpu.NewInstance()
+	require.NoError(t, err)
+	ads := in.Adapters()
+	require.NotEmpty(t, ads, "no WebGPU adapter: run scripts/setup.sh (installs lavapipe)")
+	dev, err := ads[0].Open()
+	require.NoError(t, err)
+	defer dev.Close()
+	cache := compiler{dev}
+	mm := func(a, b *tensor.Tensor) *tensor.Tensor {
+		return node(tensor.OpMulMat, f32(a.Ne[1], b.Ne[1]), nil, a, b)
+	}
+	nodes := map[string]*tensor.Tensor{
+		"f16":         mm(contiguous(tensor.F16, 16, 2048), f32(16, 2048)),
+		"f32 by elem": mm(f32(33, 2048), f32(33, 2048)),
+		"q4_K":        mm(contiguous(tensor.Q4_K, 256, 2048), padded(256, 2048, 1)),
+		"iq2_s":       mm(contiguous(tensor.IQ2_S, 256, 2048), f32(256, 2048)),
+		"split":       mm(contiguous(tensor.F16, 2048, 2048), f32(2048, 512)),
+	}
+	for _, setting := range []string{"old", "a", "b", "c", "a-nosplit", ""} {
+		for _, storage := range []int{32768, 49152} {
+			t.Setenv(EnvExperimentMM, setting)
+			l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: storage}
+			for name, n := range nodes {
+				require.True(t, Supports(n, l))
+				ds, err := Lower(n, l)
+				require.NoError(t, err)
+				variant, split := experimentMM()
+				var kernels []string
+				for _, d := range ds {
+					kernels = append(kernels, d.Spec.Kernel)
+					require.Len(t, d.Tensors, len(d.Spec.Operands))
+					_, err := cache.Pipeline(d.Spec)
+					require.NoError(t, err, "%s %s: %s", setting, name, d.Spec.Key())
+				}
+				require.Same(t, n, ds[len(ds)-1].Tensors[len(ds[len(ds)-1].Tensors)-1], "the last dispatch stores the result")
+				switch {
+				case variant == "old" && name == "split":
+					require.Equal(t, []string{"mul_mat"}, kernels)
+				case variant == "old":
+					require.Equal(t, []string{"mul_mat_big"}, kernels)
+				case name == "split" && split:
+					require.Equal(t, []string{"mul_mat_big2", "mul_mat_big_reduce"}, kernels, setting)
+					require.Equal(t, "4", ds[0].Spec.Defines["SPLITS"])
+					require.Equal(t, "512", ds[0].Spec.Defines["KPER"])
+				case name == "split":
+					require.Equal(t, []string{"mul_mat"}, kernels)
+				default:
+					require.Equal(t, []string{"mul_mat_big2"}, kernels, "%s %s", setting, name)
+					tk := map[string]string{"a": "16", "b": "8", "c": "32"}[variant]
+					if name == "iq2_s" && storage == 32768 && variant != "b" {
+						tk = "8" // 32 KiB of slices and 8 KiB of grid: the 8-wide slices
+					}
+					require.Equal(t, tk, ds[0].Spec.Defines["TK"], "%s %s %d", setting, name, storage)
+				}
+			}
+		}
+	}
+	require.Equal(t, uint32(1), bigSplits(mulMatParams{M: 512, N: 512, K: 256, Batches: 1}, 16, &Limits{MaxBinding: 1 << 30}), "K too short to split")
+	require.Equal(t, uint32(2), bigSplits(mulMatParams{M: 4096, N: 512, K: 8192, Batches: 1}, 128, &Limits{MaxBinding: 1 << 30}))
+	require.Equal(t, uint32(8), bigSplits(mulMatParams{M: 512, N: 512, K: 2048, Batches: 1}, 16, &Limits{MaxBinding: 1 << 30}))
+}
+
+// TestMulMatBigSplitPermuteCont: with split-K, the mul_mat+permute+cont fusion stores
+// through the reduction, at the permuted strides.
+func TestMulMatBigSplitPermuteCont(t *testing.T) {
+	t.Setenv(EnvExperimentMM, "a")
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 49152}
+	// kqv [128, 256, 2] (K 2048) -> permute(0, 2, 1, 3) -> cont [128, 2, 256]
+	kqv := node(tensor.OpMulMat, f32(128, 256, 2), nil, contiguous(tensor.F16, 2048, 128, 2), f32(2048, 256, 2))
+	perm := &tensor.Tensor{Type: tensor.F32, Ne: [4]int64{128, 2, 256, 1}, Nb: [4]uint64{4, 4 * 128 * 256, 4 * 128, 4 * 128 * 256 * 2}}
+	node(tensor.OpPermute, perm, []int32{0, 2, 1, 3}, kqv)
+	cont := node(tensor.OpCont, f32(128, 2, 256), nil, perm)
+	f := fusion(t, "mul_mat+permute+cont")
+	n := []*tensor.Tensor{kqv, perm, cont}
+	require.True(t, f.Applies(n, l))
+	ds, err := f.Lower(n, l)
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	require.Equal(t, "mul_mat_big_reduce", ds[1].Spec.Kernel)
+	require.Same(t, cont, ds[1].Tensors[1])
+	require.True(t, IsScratch(ds[0].Tensors[2]))
+	want, ok := permutedStrides(kqv, perm)
+	require.True(t, ok)
+	require.Equal(t, want, ds[1].Params.(mulMatParams).D)
+}

@@ -1,0 +1,140 @@
+// dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3], for large
+// M and N (prompts): mul_mat_big's 128 x 128 block per workgroup of 256 invocations and
+// 8 x 8 sums per invocation (rows 4 tx .. 4 tx + 3 and 64 + 4 tx .., columns 4 ty .. and
+// 64 + 4 ty ..), with the next K slice prefetched: its global loads (and the dequantization
+// of a quantized src0, by the format's NAME_get8) are issued into registers before the
+// products of the current slice, and written to shared memory after them.
+//   - DOUBLE: two slice buffers per operand, one barrier per slice (the slice written is
+//     the one read before the previous barrier); else one buffer and two barriers.
+//   - TK (8, 16 or 32) is the slice width; LEN the vec4s of one operand's buffers.
+//   - HALF (TK 8): half of the invocations load src0, the other half src1, one 8-element
+//     chunk each; otherwise every invocation loads PER chunks of each (rows lr + j RS).
+//   - SPLITK: workgroup z is batch * SPLITS + split; the split sums its KPER-wide part of
+//     K (a multiple of TK) and stores the partial block to `part` ([M, N, batches,
+//     SPLITS]); mul_mat_big_reduce adds the splits into dst.
+// The slices sit in shared memory K-major (a slice row holds 128 consecutive dst rows or
+// columns), read as 16-byte vectors. Loads past the K range (or the split's) are zero.
+const TK = {{TK}}u;
+const SLICE = {{SLICE}}u; // vec4s of one slice of one operand: TK x 128 floats
+var<workgroup> ta: array<vec4<f32>, {{LEN}}>;
+var<workgroup> tb: array<vec4<f32>, {{LEN}}>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  formats_init(lid); // tables of quantized formats
+#if SPLITK
+  let b = wid.z / {{SPLITS}}u;
+  let split = wid.z % {{SPLITS}}u;
+  let kbeg = split * {{KPER}}u;
+  let kend = min(p.K, kbeg + {{KPER}}u);
+#else
+  let b = wid.z;
+  let kbeg = 0u;
+  let kend = p.K;
+#endif
+  let ns = select(0u, (kend - kbeg + TK - 1u) / TK, kend > kbeg); // slices
+  let b2 = b % p.Ne2;
+  let b3 = b / p.Ne2;
+  let a_base = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
+  let b_base = b2 * p.B.z + b3 * p.B.w;
+  let row0 = wid.x * 128u;
+  let col0 = wid.y * 128u;
+  let tx = lid % 16u;
+  let ty = lid / 16u;
+#if HALF
+  let is_a = lid < 128u;
+  let lr = lid % 128u;
+  let a_row = a_base + min(row0 + lr, p.M - 1u) * p.A.y;
+  let b_row = b_base + min(col0 + lr, p.N - 1u) * p.B.y;
+  var w = mat2x4<f32>();
+#else
+  // loader coordinates: tile rows lr + j RS, elements lc .. lc + 7 of the slice
+  let lr = lid / {{CPR}}u;
+  let lc = (lid % {{CPR}}u) * 8u;
+  var a_row: array<u32, {{PER}}>;
+  var b_row: array<u32, {{PER}}>;
+  for (var j = 0u; j < {{PER}}u; j = j + 1u) {
+    a_row[j] = a_base + min(row0 + lr + j * {{RS}}u, p.M - 1u) * p.A.y;
+    b_row[j] = b_base + min(col0 + lr + j * {{RS}}u, p.N - 1u) * p.B.y;
+  }
+  var wa: array<mat2x4<f32>, {{PER}}>;
+  var wb: array<mat2x4<f32>, {{PER}}>;
+#endif
+  var acc: array<vec4<f32>, 16>; // acc[4 r + c]: row group r (0..7 rows as 2 x 4), column c
+  {
+    let kf = kbeg;
+#include mul_mat_big_fetch
+  }
+#if DOUBLE
+  {
+    let off = 0u;
+#include mul_mat_big_stage
+  }
+  workgroupBarrier();
+  // Two slices per iteration: the even one in buffer 0, the odd one in buffer 1.
+  for (var s = 0u; s < ns; s = s + 2u) {
+    if (s + 1u < ns) {
+      let kf = kbeg + (s + 1u) * TK;
+#include mul_mat_big_fetch
+    }
+    {
+      let off = 0u;
+#include mul_mat_big_fma
+    }
+    if (s + 1u >= ns) {
+      break;
+    }
+    {
+      let off = SLICE;
+#include mul_mat_big_stage
+    }
+    workgroupBarrier();
+    if (s + 2u < ns) {
+      let kf = kbeg + (s + 2u) * TK;
+#include mul_mat_big_fetch
+    }
+    {
+      let off = SLICE;
+#include mul_mat_big_fma
+    }
+    if (s + 2u < ns) {
+      let off = 0u;
+#include mul_mat_big_stage
+    }
+    workgroupBarrier();
+  }
+#else
+  for (var s = 0u; s < ns; s = s + 1u) {
+    {
+      let off = 0u;
+#include mul_mat_big_stage
+    }
+    workgroupBarrier();
+    if (s + 1u < ns) {
+      let kf = kbeg + (s + 1u) * TK;
+#include mul_mat_big_fetch
+    }
+    {
+      let off = 0u;
+#include mul_mat_big_fma
+    }
+    workgroupBarrier();
+  }
+#endif
+  // acc[2 q + h] holds row 64 (q / 4) + 4 tx + q % 4 at columns 64 h + 4 ty .. + 3.
+  for (var q = 0u; q < 8u; q = q + 1u) {
+    let i = row0 + 64u * (q / 4u) + 4u * tx + q % 4u;
+    for (var h = 0u; h < 2u; h = h + 1u) {
+      for (var e = 0u; e < 4u; e = e + 1u) {
+        let j = col0 + 64u * h + 4u * ty + e;
+        if (i < p.M && j < p.N) {
+#if SPLITK
+          part_set(((split * p.Batches + b) * p.N + j) * p.M + i, acc[2u * q + h][e]);
+#else
+          dst_set(offset4(vec4<u32>(i, j, b2, b3), p.D), acc[2u * q + h][e]);
+#endif
+        }
+      }
+    }
+  }
+}
