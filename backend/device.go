@@ -30,8 +30,8 @@ const (
 	// workgroup and workgroup size (for tuning).
 	EnvMatVecRows = "GGML_WGPU_MATVEC_ROWS"
 	EnvMatVecWG   = "GGML_WGPU_MATVEC_WG"
-	// EnvMatVecUnits overrides how much unrolled code the mat-vec kernel's unit path may
-	// give one invocation (ops.Limits.MatVecUnits; 1 turns the unit path off).
+	// EnvMatVecUnits=0 turns off the mat-vec kernel's unit reads of quantized weights
+	// (ops.Limits.MatVecNoUnits), for comparisons.
 	EnvMatVecUnits = "GGML_WGPU_MATVEC_UNITS"
 )
 
@@ -154,7 +154,7 @@ func (d *Device) Limits() ops.Limits {
 	}
 	return ops.Limits{MaxBinding: g.Limits.MaxStorageBufferBindingSize, MaxGroupsPerDim: g.Limits.MaxComputeWorkgroupsPerDim,
 		MaxGroupSize: int(g.Limits.MaxComputeInvocationsPerGroup), MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
-		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG), MatVecUnits: envInt(EnvMatVecUnits)}
+		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG), MatVecNoUnits: os.Getenv(EnvMatVecUnits) == "0"}
 }
 
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.

@@ -127,7 +127,7 @@ func init() {
 			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.BF16, 16, 3), f32(16, 9)),
 		}
 		for _, q := range quantTypes {
-			k := int64(max(64, q.BlockElems()))
+			k := int64(max(64, unitElems(q))) // whole units: the mat-vec kernel's unit reads
 			ex = append(ex,
 				node(tensor.OpMulMat, f32(3, 2), nil, contiguous(q, k, 3), f32(k, 2)), // mat-vec
 				node(tensor.OpMulMat, f32(3, 9), nil, contiguous(q, k, 3), f32(k, 9)), // tiled
@@ -216,9 +216,9 @@ func tiledLoads(a, b *tensor.Tensor, operands []wgslOperand) map[string]string {
 // elements at a time, src1 too when vec1 (otherwise element by element, with its
 // strides).
 func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, glu, vec1 bool, l *Limits) Dispatch {
-	v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: p.N, glu: glu, vec1: vec1, units: unitRows(tensors[0], p.N, l)}
+	v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: p.N, glu: glu, vec1: vec1, units: unitRows(tensors[0], l)}
 	if glu {
-		v.units = v.units && unitRows(tensors[1], p.N, l)
+		v.units = v.units && unitRows(tensors[1], l)
 	}
 	s, grid := v.spec(p, operands, l)
 	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: grid}
@@ -244,18 +244,12 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 	if v.glu {
 		perRow *= 2
 	}
-	var rows, wg, tpr int
-	if v.units {
-		rows, wg, tpr = matVecUnitShape(v.k/uint32(operands[0].Type.UnitElems()), perRow, l)
-	} else {
-		rows, wg = matVecShape(v.m*v.batches, v.k, perRow, l)
-		tpr = wg
-	}
+	rows, wg := matVecShape(v.m*v.batches, v.k, perRow, l)
 	acc := rows * perRow
+	units := v.units && wg >= operands[0].Type.BlockElems()/8
 	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(v.cols), "GLU": flag(v.glu), "VEC1": flag(v.vec1),
-		"IDS": flag(v.ids), "UNITS": flag(v.units), "TPR": fmt.Sprint(tpr), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
-	perGroup := uint64(rows * wg / tpr)
-	blocks := (uint64(v.m) + perGroup - 1) / perGroup
+		"IDS": flag(v.ids), "UNITS": flag(units), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
+	blocks := (uint64(v.m) + uint64(rows) - 1) / uint64(rows)
 	return spec("mul_mat_vec8", wg, params, defs, operands...), grid1D(blocks*uint64(v.batches), l)
 }
 
@@ -266,55 +260,15 @@ func flag(b bool) string {
 	return "0"
 }
 
-// matVecUnitBudget bounds a unit's eighths times the src1 columns in the unit path
-// (unrolled code per invocation): CPU drivers take minutes to compile much more.
-const matVecUnitBudget = 128
-
 // unitRows reports whether the mat-vec kernel can read a quantized src0 a unit at a time
-// for cols src1 columns (wgsl.Format.UnitElems: whole blocks filling whole words): rows
-// of whole units that start, like every row and matrix, on a 4-byte boundary, and a unit
-// small enough for the budget of unrolled code.
-func unitRows(t *tensor.Tensor, cols uint32, l *Limits) bool {
+// (wgsl.Format.UnitElems: whole blocks filling whole words): rows of whole units that
+// start, like every row and matrix, on a 4-byte boundary. Limits can turn it off.
+func unitRows(t *tensor.Tensor, l *Limits) bool {
 	f, ok := format(t.Type)
-	if !ok || !f.Quantized() || !quantRows(t) || t.Ne[0]%int64(f.UnitElems()) != 0 || t.Loc.Addr%4 != 0 {
-		return false
-	}
-	budget := matVecUnitBudget
-	if l.MatVecUnits > 0 {
-		budget = l.MatVecUnits
-	}
-	if f.UnitElems()/8*int(cols) > budget {
+	if l.MatVecNoUnits || !ok || !f.Quantized() || !quantRows(t) || t.Ne[0]%int64(f.UnitElems()) != 0 || t.Loc.Addr%4 != 0 {
 		return false
 	}
 	return t.Nb[1]%4 == 0 && t.Nb[2]%4 == 0 && t.Nb[3]%4 == 0
-}
-
-// matVecUnitShape picks the unit mat-vec kernel's rows per team, workgroup size and team
-// size for rows of units units: a team's invocations cover a row's units in as few turns
-// as possible (at most 128 invocations per team, at least 4), workgroups of at least 64.
-// Limits can override the rows and the workgroup size.
-func matVecUnitShape(units uint32, acc int, l *Limits) (rows, wg, tpr int) {
-	tpr = 4
-	for tpr < int(units) && tpr < 128 {
-		tpr *= 2
-	}
-	rows, wg = 1, max(64, tpr)
-	if l.MatVecRows > 0 {
-		rows = l.MatVecRows
-	}
-	if l.MatVecWG > 0 {
-		wg = max(l.MatVecWG, tpr)
-	}
-	for rows*acc*wg > matVecRed {
-		if rows > 1 {
-			rows /= 2
-		} else if wg > tpr {
-			wg /= 2
-		} else {
-			wg, tpr = wg/2, tpr/2
-		}
-	}
-	return rows, wg, tpr
 }
 
 // guardMatVecGLU admits llama's feed-forward gate: two MUL_MATs of the same src1 (one of
@@ -413,4 +367,10 @@ func lowerMulMatPermuteCont(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	}
 	last[len(last)-1] = cont
 	return ds, nil
+}
+
+// unitElems returns the elements of a quantized type's unit (wgsl.Format.UnitElems).
+func unitElems(t tensor.Type) int {
+	f, _ := format(t)
+	return f.UnitElems()
 }

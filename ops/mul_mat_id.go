@@ -41,7 +41,7 @@ func init() {
 			mulMatIDNode(contiguous(tensor.Q4_0, 64, 3, 4), padded(64, 2, 1), 2), // mat-vec, src1 strided
 		}
 		for _, q := range quantTypes {
-			k := int64(max(64, q.BlockElems()))
+			k := int64(max(64, unitElems(q))) // whole units: the mat-vec kernel's unit reads
 			ex = append(ex,
 				mulMatIDNode(contiguous(q, k, 3, 4), f32(k, 2, 1), 2),
 				mulMatIDNode(contiguous(q, k, 3, 4), f32(k, 2, 9), 2))
@@ -97,7 +97,7 @@ func lowerMulMatID(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	tensors := []*tensor.Tensor{a, b, ids, t}
 	q := quantized(a.Type)
 	if b.Ne[2] <= mulMatIDMaxTokens && vec8(a) && (q || vectorRows(b)) {
-		v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: 1, ids: true, vec1: vectorRows(b), units: unitRows(a, 1, l)}
+		v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: 1, ids: true, vec1: vectorRows(b), units: unitRows(a, l)}
 		s, grid := v.spec(p, operands, l)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
 	}

@@ -35,10 +35,9 @@ type Limits struct {
 	// MatVecRows and MatVecWG override the vectorised mat-vec kernel's rows per workgroup
 	// and workgroup size (0: chosen from the shape).
 	MatVecRows, MatVecWG int
-	// MatVecUnits bounds the unrolled code of the mat-vec kernel's unit path: a unit's
-	// eighths times the src1 columns (0: matVecUnitBudget). Above it, the kernel reads
-	// the weights eight elements at a time.
-	MatVecUnits int
+	// MatVecNoUnits turns off the mat-vec kernel's unit reads of quantized weights (for
+	// comparisons): they are then read as any eight elements.
+	MatVecNoUnits bool
 }
 
 // family is what each op file registers for an op.

@@ -521,30 +521,30 @@ func (f Format) UnitElems() int {
 
 // unitAccessors declares the unit reads of a quantized operand: NAME_unit_word(i), the
 // word where the unit of element i (a multiple of UnitElems, its byte offset a multiple
-// of 4) starts, and NAME_get8u(w, e), elements 8e..8e+7 of the unit starting at word w.
-// The body is the format's one routine, reading its bytes with NAME_bytes4u(w, a) (the
-// four bytes from byte a of the unit). A kernel that calls NAME_get8u with e a literal
-// (the preprocessor's #for) gives the compiler every field's word and shift as constants:
-// one load per word the unit's values use, where NAME_get8 reads two words per field at
-// run-time alignments. NAME_UNIT_ELEMS and NAME_UNIT_GROUPS (eighths per unit) are
-// constants of the module.
+// of 4) starts, and NAME_get8u(w, blk, s), elements 8s..8s+7 of block blk of the unit
+// starting at word w. The body is the format's one routine, reading its bytes with
+// NAME_bytes4u(w, a) (the four bytes from byte a of the unit). A kernel that calls
+// NAME_get8u with blk a literal (the preprocessor's #for) tells the compiler where the
+// block starts within a word: every field whose offset in the block has known low bits
+// is read with constant shifts, and with one load where it is aligned, where NAME_get8
+// reads two words per field at run-time alignments. Module constants: NAME_UNIT_ELEMS,
+// NAME_BLOCK_ELEMS and NAME_BLOCK_EIGHTHS.
 func (q quantFormat) unitAccessors(name string) string {
 	shift := bits.TrailingZeros(uint(q.elems))
-	perBlock := q.elems / 8
 	body := strings.ReplaceAll(q.get8, "NAME_bytes4(", "NAME_bytes4u(unit_word, ")
 	return strings.ReplaceAll(fmt.Sprintf(`const NAME_UNIT_ELEMS = %du;
-const NAME_UNIT_GROUPS = %du;
+const NAME_BLOCK_ELEMS = %du;
+const NAME_BLOCK_EIGHTHS = %du;
 fn NAME_unit_word(i: u32) -> u32 { return (p.NAME_off + (i >> %du) * %du) >> 2u; }
 fn NAME_bytes4u(w: u32, a: u32) -> u32 {
   let i = w + (a >> 2u);
   let sh = (a & 3u) * 8u;
   let lo = NAME[i];
-  if (sh == 0u) { return lo; }
-  return (lo >> sh) | (NAME[i + 1u] << (32u - sh));
+  let hi = NAME[i + 1u];
+  return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
 }
-fn NAME_get8u(unit_word: u32, eighth: u32) -> mat2x4<f32> {
-  let b = (eighth / %du) * %du;
-  let s = eighth %% %du;%s
+fn NAME_get8u(unit_word: u32, blk: u32, s: u32) -> mat2x4<f32> {
+  let b = blk * %du;%s
 }
-`, q.unitBlocks()*q.elems, q.unitBlocks()*perBlock, shift, q.bytes, perBlock, q.bytes, perBlock, body), "NAME", name)
+`, q.unitBlocks()*q.elems, q.elems, q.elems/8, shift, q.bytes, q.bytes, body), "NAME", name)
 }

@@ -90,7 +90,7 @@ func Source(s *Spec) (string, error) {
 	for _, o := range s.Operands {
 		defs[strings.ToUpper(o.Name)+"_TYPE"] = o.Type.String()
 		if u := o.Type.UnitElems(); u > 0 {
-			defs[strings.ToUpper(o.Name)+"_UNIT_GROUPS"] = fmt.Sprint(u / 8) // for #for over a unit
+			defs[strings.ToUpper(o.Name)+"_UNIT_BLOCKS"] = fmt.Sprint(u / o.Type.BlockElems()) // for #for over a unit
 		}
 	}
 	var out strings.Builder

@@ -15,7 +15,9 @@
 //           [--kv-heads 8] [--ff 8192] [--ctx 4096]
 //           [--type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|
 //                  iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m]
-//           [--experts 0] [--experts-used 2] [--dequantize 0|1]
+//           [--experts 0] [--experts-used 2] [--dequantize 0|1] [--vocab N]
+// --vocab N (without -t) pads the built-in vocabulary with unused tokens to N tokens, e.g.
+// 128256 for the output matrix of llama 3's vocabulary.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,7 @@ struct spec { const char *name; int64_t ne0, ne1, ne2; int kind; };
 int main(int argc, char **argv) {
     const char *tok = NULL, *out = NULL, *type_name = "f16";
     int embd = 2048, layers = 16, heads = 32, kv_heads = 8, ff = 8192, ctx_len = 4096, experts = 0, experts_used = 2, dequantize = 0;
+    long long min_vocab = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -59,6 +62,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--heads")) heads = atoi(v);
         else if (!strcmp(a, "--kv-heads")) kv_heads = atoi(v);
         else if (!strcmp(a, "--ff")) ff = atoi(v);
+        else if (!strcmp(a, "--vocab")) min_vocab = atoll(v);
         else if (!strcmp(a, "--ctx")) ctx_len = atoi(v);
         else if (!strcmp(a, "--type")) type_name = v;
         else if (!strcmp(a, "--experts")) experts = atoi(v);
@@ -112,7 +116,7 @@ int main(int argc, char **argv) {
         vocab = (int64_t)gguf_get_arr_n(src, tok_key);
         gguf_set_kv(g, src);
     } else {
-        vocab = builtin_vocab(g);
+        vocab = builtin_vocab(g, min_vocab);
     }
     gguf_set_val_str(g, "general.name", "ggml-wgpu benchmark model (random weights)");
     gguf_set_val_u32(g, "llama.context_length", ctx_len);

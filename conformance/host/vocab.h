@@ -11,7 +11,7 @@
 #include "gguf.h"
 
 // Token types of llama.cpp's vocabulary (llama_token_type).
-enum { VOCAB_NORMAL = 1, VOCAB_UNKNOWN = 2, VOCAB_CONTROL = 3, VOCAB_BYTE = 6 };
+enum { VOCAB_NORMAL = 1, VOCAB_UNKNOWN = 2, VOCAB_CONTROL = 3, VOCAB_UNUSED = 5, VOCAB_BYTE = 6 };
 
 // The control and byte tokens come first: ids 0 .. VOCAB_N_SPECIAL-1.
 enum { VOCAB_N_SPECIAL = 5 + 256 };
@@ -58,9 +58,8 @@ static int vocab_has(const struct vocab_list *v, const char *s) {
     return 0;
 }
 
-// vocab_add appends s unless it is already a token.
-static void vocab_add(struct vocab_list *v, const char *s, float score, int32_t type) {
-    if (vocab_has(v, s)) return;
+// vocab_append appends s, which the caller knows is not a token yet.
+static void vocab_append(struct vocab_list *v, const char *s, float score, int32_t type) {
     if (v->n == v->cap) {
         v->cap = v->cap ? 2 * v->cap : 1024;
         v->text = realloc(v->text, v->cap * sizeof *v->text);
@@ -73,9 +72,15 @@ static void vocab_add(struct vocab_list *v, const char *s, float score, int32_t 
     v->n++;
 }
 
+// vocab_add appends s unless it is already a token.
+static void vocab_add(struct vocab_list *v, const char *s, float score, int32_t type) {
+    if (!vocab_has(v, s)) vocab_append(v, s, score, type);
+}
+
 // builtin_vocab writes the architecture and the tokenizer keys into g and returns the
-// number of tokens.
-static int64_t builtin_vocab(struct gguf_context *g) {
+// number of tokens: at least min_tokens, unused tokens "<unusedN>" filling up to it (the
+// output matrix of a benchmark model has as many rows as the tokens).
+static int64_t builtin_vocab(struct gguf_context *g, int64_t min_tokens) {
     static const char space[] = "\xe2\x96\x81"; // U+2581, SentencePiece's word boundary
     struct vocab_list v = {0};
     char piece[64];
@@ -115,6 +120,10 @@ static int64_t builtin_vocab(struct gguf_context *g) {
         snprintf(piece, sizeof piece, "%c", c);
         vocab_add(&v, piece, score, VOCAB_NORMAL);
         score -= 1.0f;
+    }
+    for (int64_t i = 0; v.n < min_tokens; i++) {
+        snprintf(piece, sizeof piece, "<unused%lld>", (long long)i);
+        vocab_append(&v, piece, score, VOCAB_UNUSED);
     }
 
     gguf_set_val_str(g, "general.architecture", "llama");
