@@ -40,16 +40,6 @@ const matBigTile = 128
 // use it: below, the 64 x 64 kernel keeps more of a large GPU busy.
 const matBigGroups = 256
 
-// bigTiles reports whether a product uses the large tiled kernel mul_mat_big (when
-// lowerBigTiles, the prefetching kernel, declines it).
-func bigTiles(p mulMatParams) bool {
-	if p.M < matBigTile || p.N < matBigTile {
-		return false
-	}
-	groups := uint64((p.M+matBigTile-1)/matBigTile) * uint64((p.N+matBigTile-1)/matBigTile) * uint64(p.Batches)
-	return groups >= matBigGroups
-}
-
 // matVecShape picks the vectorised mat-vec kernel's rows per workgroup and workgroup
 // size: enough workgroups to fill a large GPU (a few thousand), and more invocations per
 // row when rows are long. Limits can override either. acc is the accumulators per row
@@ -185,12 +175,8 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	if ds, ok := lowerBigTiles(p, defs, operands, tensors, l); ok {
 		return ds, nil
 	}
-	kernel, tile := "mul_mat", uint32(matTile)
-	if bigTiles(p) {
-		kernel, tile = "mul_mat_big", matBigTile
-	}
-	s := spec(kernel, 256, p, defs, operands...)
-	grid := [3]uint32{(p.M + tile - 1) / tile, (p.N + tile - 1) / tile, batches}
+	s := spec("mul_mat", 256, p, defs, operands...)
+	grid := [3]uint32{(p.M + matTile - 1) / matTile, (p.N + matTile - 1) / matTile, batches}
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
 }
 

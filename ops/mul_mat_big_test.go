@@ -8,9 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestMulMatBigVariants lowers large products under every setting of EnvExperimentMM and
-// two workgroup memory limits, checks the kernels chosen and compiles them.
-func TestMulMatBigVariants(t *testing.T) {
+// TestMulMatBigTiles lowers products under three workgroup memory limits, checks the
+// kernels chosen (the prompt kernel, split-K, or the 64 x 64 kernel where it is too small
+// or the format's tables do not fit beside its slices) and compiles them.
+func TestMulMatBigTiles(t *testing.T) {
 	in, err := gpu.NewInstance()
 	require.NoError(t, err)
 	ads := in.Adapters()
@@ -28,43 +29,36 @@ func TestMulMatBigVariants(t *testing.T) {
 		"q4_K":        mm(contiguous(tensor.Q4_K, 256, 2048), padded(256, 2048, 1)),
 		"iq2_s":       mm(contiguous(tensor.IQ2_S, 256, 2048), f32(256, 2048)),
 		"split":       mm(contiguous(tensor.F16, 2048, 2048), f32(2048, 512)),
+		"few tiles":   mm(contiguous(tensor.F16, 256, 512), f32(256, 512)),
+		"narrow":      mm(contiguous(tensor.F16, 2048, 4096), f32(2048, 64)),
 	}
-	for _, setting := range []string{"old", "a", "b", "c", "a-nosplit", ""} {
-		for _, storage := range []int{32768, 49152} {
-			t.Setenv(EnvExperimentMM, setting)
-			l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: storage}
-			for name, n := range nodes {
-				require.True(t, Supports(n, l))
-				ds, err := Lower(n, l)
-				require.NoError(t, err)
-				variant, split := experimentMM()
-				var kernels []string
-				for _, d := range ds {
-					kernels = append(kernels, d.Spec.Kernel)
-					require.Len(t, d.Tensors, len(d.Spec.Operands))
-					_, err := cache.Pipeline(d.Spec)
-					require.NoError(t, err, "%s %s: %s", setting, name, d.Spec.Key())
-				}
-				require.Same(t, n, ds[len(ds)-1].Tensors[len(ds[len(ds)-1].Tensors)-1], "the last dispatch stores the result")
-				switch {
-				case variant == "old" && name == "split":
-					require.Equal(t, []string{"mul_mat"}, kernels)
-				case variant == "old":
-					require.Equal(t, []string{"mul_mat_big"}, kernels)
-				case name == "split" && split:
-					require.Equal(t, []string{"mul_mat_big2", "mul_mat_big_reduce"}, kernels, setting)
-					require.Equal(t, "4", ds[0].Spec.Defines["SPLITS"])
-					require.Equal(t, "512", ds[0].Spec.Defines["KPER"])
-				case name == "split":
-					require.Equal(t, []string{"mul_mat"}, kernels)
-				default:
-					require.Equal(t, []string{"mul_mat_big2"}, kernels, "%s %s", setting, name)
-					tk := map[string]string{"a": "16", "b": "8", "c": "32"}[variant]
-					if name == "iq2_s" && storage == 32768 && variant != "b" {
-						tk = "8" // 32 KiB of slices and 8 KiB of grid: the 8-wide slices
-					}
-					require.Equal(t, tk, ds[0].Spec.Defines["TK"], "%s %s %d", setting, name, storage)
-				}
+	for _, storage := range []int{16384, 32768, 49152} {
+		l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: storage}
+		for name, n := range nodes {
+			require.True(t, Supports(n, l))
+			ds, err := Lower(n, l)
+			require.NoError(t, err)
+			var kernels []string
+			for _, d := range ds {
+				kernels = append(kernels, d.Spec.Kernel)
+				require.Len(t, d.Tensors, len(d.Spec.Operands))
+				_, err := cache.Pipeline(d.Spec)
+				require.NoError(t, err, "%d %s: %s", storage, name, d.Spec.Key())
+			}
+			require.Same(t, n, ds[len(ds)-1].Tensors[len(ds[len(ds)-1].Tensors)-1], "the last dispatch stores the result")
+			switch {
+			case name == "split":
+				require.Equal(t, []string{"mul_mat_big", "mul_mat_big_reduce"}, kernels)
+				require.Equal(t, "4", ds[0].Spec.Defines["SPLITS"])
+				require.Equal(t, "512", ds[0].Spec.Defines["KPER"])
+				require.Equal(t, [3]uint32{16, 4, 4}, ds[0].Grid)
+			case name == "few tiles", name == "narrow":
+				require.Equal(t, []string{"mul_mat"}, kernels, "%d %s: K too short to split, or N < 128", storage, name)
+			case name == "iq2_s" && storage < 16384+8192:
+				require.Equal(t, []string{"mul_mat"}, kernels, "16 KiB of slices and 8 KiB of grid do not fit")
+			default:
+				require.Equal(t, []string{"mul_mat_big"}, kernels, "%d %s", storage, name)
+				require.Equal(t, [3]uint32{16, 16, 1}, ds[0].Grid)
 			}
 		}
 	}
@@ -76,7 +70,6 @@ func TestMulMatBigVariants(t *testing.T) {
 // TestMulMatBigSplitPermuteCont: with split-K, the mul_mat+permute+cont fusion stores
 // through the reduction, at the permuted strides.
 func TestMulMatBigSplitPermuteCont(t *testing.T) {
-	t.Setenv(EnvExperimentMM, "a")
 	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 49152}
 	// kqv [128, 256, 2] (K 2048) -> permute(0, 2, 1, 3) -> cont [128, 2, 256]
 	kqv := node(tensor.OpMulMat, f32(128, 256, 2), nil, contiguous(tensor.F16, 2048, 128, 2), f32(2048, 256, 2))

@@ -1,20 +1,38 @@
 // dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3], for large
-// M and N (prompts). A workgroup of 256 invocations computes a 128 x 128 block of dst,
-// staging 16-wide K slices of both operands in shared memory K-major (a slice row holds
-// 128 consecutive dst rows or columns), so that each invocation reads its 8 rows and 8
-// columns as four 16-byte vectors per k and keeps an 8 x 8 block of sums in registers:
-// rows 4 tx .. 4 tx + 3 and 64 + 4 tx .., columns 4 ty .. 4 ty + 3 and 64 + 4 ty ..
-// Each invocation loads one 8-element chunk of each operand per slice: with VEC_A (VEC_B)
-// in one NAME_get8 (16-byte loads, or part of a quantized block dequantized), otherwise
-// element by element.
-const TK = 16u;
-var<workgroup> ta: array<vec4<f32>, 512>; // TK x 128 floats, K-major
+// M and N (prompts). A workgroup of 256 invocations computes a 128 x 128 block of dst;
+// each invocation keeps an 8 x 8 block of sums in registers: rows 4 tx .. 4 tx + 3 and
+// 64 + 4 tx .., columns 4 ty .. 4 ty + 3 and 64 + 4 ty ..
+// K goes by 8-wide slices staged in shared memory K-major (a slice row holds 128
+// consecutive dst rows or columns, read as 16-byte vectors), two buffers per operand so
+// that one barrier per slice suffices: the slice written is the one read before the
+// previous barrier. The next slice is prefetched: its global loads (and the
+// dequantization of a quantized src0, by the format's NAME_get8) are issued into registers
+// before the products of the current slice, and written to shared memory after them. Half
+// of the invocations load src0, the other half src1: one 8-element chunk of one tile row
+// each per slice (with VEC_A / VEC_B in one NAME_get8, otherwise element by element).
+// Loads past the K range (or the split's) are zero.
+//   - SPLITK: workgroup z is batch * SPLITS + split; the split sums its KPER-wide part of
+//     K (a multiple of TK) and stores the partial block to `part` ([M, N, batches,
+//     SPLITS]); mul_mat_big_reduce adds the splits into dst.
+const TK = 8u;
+const SLICE = 256u; // vec4s of one slice of one operand: TK x 128 floats
+var<workgroup> ta: array<vec4<f32>, 512>; // two slices
 var<workgroup> tb: array<vec4<f32>, 512>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   formats_init(lid); // tables of quantized formats
+#if SPLITK
+  let b = wid.z / {{SPLITS}}u;
+  let split = wid.z % {{SPLITS}}u;
+  let kbeg = split * {{KPER}}u;
+  let kend = min(p.K, kbeg + {{KPER}}u);
+#else
   let b = wid.z;
+  let kbeg = 0u;
+  let kend = p.K;
+#endif
+  let ns = select(0u, (kend - kbeg + TK - 1u) / TK, kend > kbeg); // slices
   let b2 = b % p.Ne2;
   let b3 = b / p.Ne2;
   let a_base = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
@@ -23,57 +41,51 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let col0 = wid.y * 128u;
   let tx = lid % 16u;
   let ty = lid / 16u;
-  // loader coordinates: one row of the tile and one 8-wide half of the K slice
-  let lr = lid / 2u;
-  let lc = (lid % 2u) * 8u;
-  let ar = min(row0 + lr, p.M - 1u);
-  let br = min(col0 + lr, p.N - 1u);
+  // loader: invocations 0..127 load src0's tile row lr, 128..255 src1's
+  let is_a = lid < 128u;
+  let lr = lid % 128u;
+  let a_row = a_base + min(row0 + lr, p.M - 1u) * p.A.y;
+  let b_row = b_base + min(col0 + lr, p.N - 1u) * p.B.y;
+  var w = mat2x4<f32>();
   var acc: array<vec4<f32>, 16>; // acc[4 r + c]: row group r (0..7 rows as 2 x 4), column c
-  for (var k0 = 0u; k0 < p.K; k0 = k0 + TK) {
-    let k = k0 + lc;
-    var wa = mat2x4<f32>();
-#if VEC_A
-    if (k < p.K) { wa = src0_get8(a_base + ar * p.A.y + k); }
-#else
-    for (var e = 0u; e < 8u; e = e + 1u) {
-      if (k + e < p.K) { wa[e / 4u][e % 4u] = src0_get(a_base + ar * p.A.y + (k + e) * p.A.x); }
+  {
+    let kf = kbeg;
+#include mul_mat_big_fetch
+  }
+  {
+    let off = 0u;
+#include mul_mat_big_stage
+  }
+  workgroupBarrier();
+  // Two slices per iteration: the even one in buffer 0, the odd one in buffer 1.
+  for (var s = 0u; s < ns; s = s + 2u) {
+    if (s + 1u < ns) {
+      let kf = kbeg + (s + 1u) * TK;
+#include mul_mat_big_fetch
     }
-#endif
-    var wb = mat2x4<f32>();
-#if VEC_B
-    if (k < p.K) { wb = src1_get8(b_base + br * p.B.y + k); }
-#else
-    for (var e = 0u; e < 8u; e = e + 1u) {
-      if (k + e < p.K) { wb[e / 4u][e % 4u] = src1_get(b_base + br * p.B.y + (k + e) * p.B.x); }
+    {
+      let off = 0u;
+#include mul_mat_big_fma
     }
-#endif
-    // Elements k..k+7 of tile row lr go to slice rows lc..lc+7, K-major.
-    for (var e = 0u; e < 8u; e = e + 1u) {
-      ta[(lc + e) * 32u + lr / 4u][lr % 4u] = wa[e / 4u][e % 4u];
-      tb[(lc + e) * 32u + lr / 4u][lr % 4u] = wb[e / 4u][e % 4u];
+    if (s + 1u >= ns) {
+      break;
+    }
+    {
+      let off = SLICE;
+#include mul_mat_big_stage
     }
     workgroupBarrier();
-    for (var kk = 0u; kk < TK; kk = kk + 1u) {
-      let a0 = ta[kk * 32u + tx];
-      let a1 = ta[kk * 32u + 16u + tx];
-      let c0 = tb[kk * 32u + ty];
-      let c1 = tb[kk * 32u + 16u + ty];
-      acc[0] = fma(vec4<f32>(a0.x), c0, acc[0]);
-      acc[1] = fma(vec4<f32>(a0.x), c1, acc[1]);
-      acc[2] = fma(vec4<f32>(a0.y), c0, acc[2]);
-      acc[3] = fma(vec4<f32>(a0.y), c1, acc[3]);
-      acc[4] = fma(vec4<f32>(a0.z), c0, acc[4]);
-      acc[5] = fma(vec4<f32>(a0.z), c1, acc[5]);
-      acc[6] = fma(vec4<f32>(a0.w), c0, acc[6]);
-      acc[7] = fma(vec4<f32>(a0.w), c1, acc[7]);
-      acc[8] = fma(vec4<f32>(a1.x), c0, acc[8]);
-      acc[9] = fma(vec4<f32>(a1.x), c1, acc[9]);
-      acc[10] = fma(vec4<f32>(a1.y), c0, acc[10]);
-      acc[11] = fma(vec4<f32>(a1.y), c1, acc[11]);
-      acc[12] = fma(vec4<f32>(a1.z), c0, acc[12]);
-      acc[13] = fma(vec4<f32>(a1.z), c1, acc[13]);
-      acc[14] = fma(vec4<f32>(a1.w), c0, acc[14]);
-      acc[15] = fma(vec4<f32>(a1.w), c1, acc[15]);
+    if (s + 2u < ns) {
+      let kf = kbeg + (s + 2u) * TK;
+#include mul_mat_big_fetch
+    }
+    {
+      let off = SLICE;
+#include mul_mat_big_fma
+    }
+    if (s + 2u < ns) {
+      let off = 0u;
+#include mul_mat_big_stage
     }
     workgroupBarrier();
   }
@@ -84,7 +96,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       for (var e = 0u; e < 4u; e = e + 1u) {
         let j = col0 + 64u * h + 4u * ty + e;
         if (i < p.M && j < p.N) {
+#if SPLITK
+          part_set(((split * p.Batches + b) * p.N + j) * p.M + i, acc[2u * q + h][e]);
+#else
           dst_set(offset4(vec4<u32>(i, j, b2, b3), p.D), acc[2u * q + h][e]);
+#endif
         }
       }
     }

@@ -1,6 +1,6 @@
-// mul_mat_big2: loads this invocation's chunks of the K slice starting at kf (zero at and
-// past kend) into registers: w (HALF), else wa and wb.
-#if HALF
+// mul_mat_big: loads this invocation's chunk of the K slice starting at kf (zero at and
+// past kend) into the registers w: elements kf .. kf + 7 of src0's tile row lr (is_a) or
+// src1's.
     w = mat2x4<f32>();
     if (is_a) {
 #if VEC_A
@@ -19,24 +19,3 @@
       }
 #endif
     }
-#else
-    for (var j = 0u; j < {{PER}}u; j = j + 1u) {
-      let k = kf + lc;
-      wa[j] = mat2x4<f32>();
-      wb[j] = mat2x4<f32>();
-#if VEC_A
-      if (k < kend) { wa[j] = src0_get8(a_row[j] + k); }
-#else
-      for (var e = 0u; e < 8u; e = e + 1u) {
-        if (k + e < kend) { wa[j][e / 4u][e % 4u] = src0_get(a_row[j] + (k + e) * p.A.x); }
-      }
-#endif
-#if VEC_B
-      if (k < kend) { wb[j] = src1_get8(b_row[j] + k); }
-#else
-      for (var e = 0u; e < 8u; e = e + 1u) {
-        if (k + e < kend) { wb[j][e / 4u][e % 4u] = src1_get(b_row[j] + (k + e) * p.B.x); }
-      }
-#endif
-    }
-#endif

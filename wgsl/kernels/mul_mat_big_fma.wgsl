@@ -1,4 +1,4 @@
-// mul_mat_big2: adds the products of the slice buffer at vec4 offset off to acc.
+// mul_mat_big: adds the products of the slice buffer at vec4 offset off to acc.
     for (var kk = 0u; kk < TK; kk = kk + 1u) {
       let a0 = ta[off + kk * 32u + tx];
       let a1 = ta[off + kk * 32u + 16u + tx];

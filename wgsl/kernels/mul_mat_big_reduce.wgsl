@@ -1,4 +1,4 @@
-// Split-K MUL_MAT (mul_mat_big2 with SPLITK): dst element (i, j, b) is the sum of the
+// Split-K MUL_MAT (mul_mat_big with SPLITK): dst element (i, j, b) is the sum of the
 // SPLITS partial sums part[i, j, b, s] ([M, N, batches, SPLITS], contiguous).
 
 @compute @workgroup_size({{WG}})
