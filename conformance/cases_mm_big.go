@@ -9,7 +9,7 @@ import (
 // columns, few 128 x 128 tiles, K at least four times the shortest split): partial tiles,
 // K not a multiple of the slice (nor the last split of a whole slice), broadcast batches,
 // a permuted src1, element-wise loads, quantized formats with and without workgroup
-// tables, and the result stored through the mul_mat+permute+cont fusion. The many-tile
+// tables (IQ2_S's grid, the largest, beside the kernel's slices), and the result stored through the mul_mat+permute+cont fusion. The many-tile
 // path is covered by mulMatCases' bs=[8,8] cases.
 func mulMatBigCases() []*Case {
 	one := [2]int64{1, 1}
@@ -19,6 +19,7 @@ func mulMatBigCases() []*Case {
 		mulMatCase(mmSpec{ta: tensor.Q4_0, m: 256, n: 160, k: 1024, bs: [2]int64{2, 1}, nr: one, perB: true}),
 		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 128, n: 131, k: 1024, bs: one, nr: one, padA: true}),
 		mulMatCase(mmSpec{ta: tensor.IQ4_XS, m: 130, n: 128, k: 1024, bs: one, nr: one}),
+		mulMatCase(mmSpec{ta: tensor.IQ2_S, m: 128, n: 136, k: 1024, bs: one, nr: one}),
 		{Name: "GRAPH(mul_mat+permute+cont,m=128,n=256,k=1024,heads=2)", Op: "GRAPH", Types: "mixed", MaxNMSE: MulMatMaxNMSE,
 			Build: func(b *Builder) ggml.Tensor {
 				v := b.New("v", f16, 1024, 128, 2)
