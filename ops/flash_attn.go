@@ -213,6 +213,11 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		m1 := float32(math.Pow(2, -float64(maxBias/2)/float64(nLog2)))
 		p.L0, p.L1 = float32(math.Log2(float64(m0))), float32(math.Log2(float64(m1)))
 	}
+	if p.NQ > faDecodeMaxQ {
+		if tl, ok := faPromptTiles(q.Ne[0], v.Ne[0], l, faExperiment()); ok {
+			return lowerFlashAttnTile(t, p, tl, l), nil
+		}
+	}
 	want := p.Rows
 	if p.NQ <= faDecodeMaxQ {
 		want = min(want, 8)

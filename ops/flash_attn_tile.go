@@ -1,0 +1,166 @@
+package ops
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
+
+// The prompt kernel (wgsl/kernels/flash_attn_tile.wgsl): a workgroup of BR*BC/16
+// invocations takes BR query rows of one KV head against tiles of BC KV positions; Q
+// (transposed, f32), the tile's scores and a staging buffer for K and V chunks sit in
+// workgroup memory, each invocation computes a 4 x 4 block of scores and 4 rows of
+// NV vec4 output columns in registers.
+
+// faTiles is a shape of the prompt kernel.
+type faTiles struct {
+	br, bc int // query rows per workgroup, KV positions per tile
+	dc     int // K elements staged at a time (divides D, a multiple of 8)
+	vc     int // V rows staged at a time (a power of two dividing bc)
+	nv     int // output vec4 columns per invocation and row
+}
+
+// faTileShapes are the (BR, BC) shapes tried, in order of preference.
+var faTileShapes = [][2]int{{32, 64}, {16, 64}, {32, 32}, {16, 32}}
+
+// faMaxNV bounds the output accumulators per invocation (4 rows of NV vec4).
+const faMaxNV = 8
+
+// EnvExperimentFA selects the flash attention prompt kernel for A/B comparisons. It is
+// TEMPORARY, for measurements, and will go once the choice is settled: "old" takes the
+// previous kernel (flash_attn.wgsl) for prompts, "BRxBC" (e.g. "16x64") forces that shape of
+// the tiled kernel where it fits; unset or anything else: the tiled kernel, shape chosen
+// from the workgroup memory limit.
+const EnvExperimentFA = "GGML_WGPU_EXPERIMENT_FA"
+
+// faExperiment reads EnvExperimentFA: old reports "old"; shape a forced (BR, BC) or zero.
+func faExperiment() (exp faChoice) {
+	v := strings.TrimSpace(os.Getenv(EnvExperimentFA))
+	if v == "old" {
+		return faChoice{old: true}
+	}
+	if a, b, ok := strings.Cut(v, "x"); ok {
+		br, err1 := strconv.Atoi(a)
+		bc, err2 := strconv.Atoi(b)
+		if err1 == nil && err2 == nil {
+			exp.shape = [2]int{br, bc}
+		}
+	}
+	return exp
+}
+
+// faChoice is the experiment's choice of prompt kernel (see EnvExperimentFA).
+type faChoice struct {
+	old   bool
+	shape [2]int
+}
+
+// faTileStorage returns the workgroup memory in bytes of the tiled kernel for head sizes
+// d and dv with staging buffer kvb (floats).
+func faTileStorage(d, br, bc, kvb int) int {
+	wg := br * bc / 16
+	return 4 * (d*br + bc*br + kvb + wg + 2*br)
+}
+
+// faTileFit sizes the staging chunks of shape (br, bc) for head sizes d and dv under the
+// workgroup memory limit; ok is false when the shape does not fit or strict and its chunks
+// would be small (K chunks under 32 elements or V chunks under 8 rows).
+func faTileFit(d, dv, br, bc int, l *Limits, strict bool) (faTiles, bool) {
+	limit := l.MaxWorkgroupStorage
+	if limit <= 0 {
+		limit = 16384
+	}
+	groupLimit := l.MaxGroupSize
+	if groupLimit <= 0 {
+		groupLimit = 256
+	}
+	tl := faTiles{br: br, bc: bc, nv: (dv/4 + bc/4 - 1) / (bc / 4)}
+	if br*bc/16 > groupLimit || tl.nv > faMaxNV {
+		return tl, false
+	}
+	budget := (limit - faTileStorage(d, br, bc, 0)) / 4 // floats for the staging buffer
+	for k := d / 8; k >= 1; k-- {
+		if (d/8)%k == 0 && 8*k*bc <= budget {
+			tl.dc = 8 * k
+			break
+		}
+	}
+	for vc := bc; vc >= 1; vc /= 2 {
+		if vc*dv <= budget {
+			tl.vc = vc
+			break
+		}
+	}
+	if tl.dc == 0 || tl.vc == 0 || strict && (tl.dc < min(d, 32) || tl.vc < 8) {
+		return tl, false
+	}
+	return tl, true
+}
+
+// faPromptTiles chooses the prompt kernel's shape for head sizes d and dv: the first of
+// faTileShapes whose chunks are not small, else the first that fits at all (the forced
+// shape of the experiment first); ok is false when the kernel does not apply (the previous
+// kernel then computes the prompt).
+func faPromptTiles(d, dv int64, l *Limits, exp faChoice) (faTiles, bool) {
+	if exp.old {
+		return faTiles{}, false
+	}
+	if exp.shape != [2]int{} {
+		br, bc := exp.shape[0], exp.shape[1]
+		if br >= 4 && br%4 == 0 && bc >= 16 && bc%16 == 0 {
+			if tl, ok := faTileFit(int(d), int(dv), br, bc, l, false); ok {
+				return tl, true
+			}
+		}
+	}
+	for _, strict := range []bool{true, false} {
+		for _, s := range faTileShapes {
+			if tl, ok := faTileFit(int(d), int(dv), s[0], s[1], l, strict); ok {
+				return tl, true
+			}
+		}
+	}
+	return faTiles{}, false
+}
+
+// lowerFlashAttnTile lowers a prompt to the tiled kernel (p: the parameters without the
+// tiling).
+func lowerFlashAttnTile(t *tensor.Tensor, p flashAttnParams, tl faTiles, l *Limits) []Dispatch {
+	q, k, v, m, s := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4]
+	d, dv := int(q.Ne[0]), int(v.Ne[0])
+	wg := tl.br * tl.bc / 16
+	p.Groups = (p.Rows + uint32(tl.br) - 1) / uint32(tl.br)
+	p.Splits, p.Chunk = 1, p.NKV
+	defs := map[string]string{
+		"BR": fmt.Sprint(tl.br), "BC": fmt.Sprint(tl.bc), "HD": fmt.Sprint(d), "HDV": fmt.Sprint(dv),
+		"DC": fmt.Sprint(tl.dc), "VC": fmt.Sprint(tl.vc), "NV": fmt.Sprint(tl.nv), "NO": fmt.Sprint(4 * tl.nv),
+		"QT": fmt.Sprint(d * tl.br / 4), "PT": fmt.Sprint(tl.bc * tl.br / 4), "RED": fmt.Sprint(wg),
+		"KVB":   fmt.Sprint(max(tl.dc*tl.bc, tl.vc*dv) / 4),
+		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0",
+	}
+	ops := []wgslOperand{in("q", q), in("key", k), in("val", v)}
+	tensors := []*tensor.Tensor{q, k, v}
+	if quantized(k.Type) || vectorRows(k) {
+		ops[1].Vec, defs["VEC_K"] = true, "1"
+	}
+	if quantized(v.Type) || vectorRows(v) {
+		ops[2].Vec, defs["VEC_V"] = true, "1"
+	}
+	if m != nil {
+		p.Me, p.M = dims(m), strides(m)
+		defs["MASK"] = "1"
+		ops = append(ops, in("mask", m))
+		tensors = append(tensors, m)
+	}
+	if s != nil {
+		defs["SINKS"] = "1"
+		ops = append(ops, in("sinks", s))
+		tensors = append(tensors, s)
+	}
+	groups := uint64(p.Groups) * uint64(p.NHeadKV) * uint64(p.NSeq)
+	sp := spec("flash_attn_tile", wg, p, defs, append(ops, out("dst", t))...)
+	return []Dispatch{{Spec: sp, Tensors: append(tensors, t), Params: p, Grid: grid1D(groups, l)}}
+}

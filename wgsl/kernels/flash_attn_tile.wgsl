@@ -1,0 +1,237 @@
+// Flash attention for prompts (see ops/flash_attn.go): a workgroup takes BR query rows
+// that share a KV head (row j of the KV head's rows: query j % NQ of head kvh * RK2 + j / NQ)
+// and walks the KV sequence in tiles of BC positions with the online softmax.
+//
+// Workgroup memory: the scaled Q rows transposed (qt, [HD][BR] as vec4 of four rows); the
+// tile's scores, then probabilities, transposed (pt, [BC][BR]); one staging buffer (kv)
+// that holds a chunk of DC elements of the tile's K rows transposed ([DC][BC]) while the
+// scores are computed, then VC of its V rows ([VC][HDV]) at a time while they are added.
+//
+// Invocation (tr, tc), tr = lid % RG, tc = lid / RG, owns rows 4tr..4tr+3: their scores
+// at positions 4tc..4tc+3 of the tile (a 4 x 4 block, vec4 reads of qt and kv), and their
+// output columns at vec4 columns tc, tc + CG, ... (NV of them: 4 x NV vec4 accumulators
+// in registers, vec4 reads of pt and kv). The softmax gives each row NP invocations
+// (sr = lid % BR, sp = lid / BR) of 16 positions each: each keeps its row's running max
+// and its share of the running sum; the rows' maxima meet in workgroup memory.
+//
+// Positions past NKV score -Inf and their K and V rows are never read (zeros are staged).
+// Masked positions (-Inf) get weight 0; their V rows are multiplied by it, so they must
+// hold finite values (llama.cpp clears its caches).
+const BR = {{BR}}u;   // query rows per workgroup
+const BC = {{BC}}u;   // KV positions per tile
+const HD = {{HD}}u;   // K (and Q) head size
+const HDV = {{HDV}}u; // V head size
+const DC = {{DC}}u;   // K elements staged at a time (divides HD)
+const VC = {{VC}}u;   // V rows staged at a time (divides BC)
+const NV = {{NV}}u;   // output vec4 columns per invocation and row
+const RG = BR / 4u;   // row groups of four
+const CG = BC / 4u;   // position groups of four (scores), output column groups
+const NP = {{WG}}u / BR; // invocations per row in the softmax, 16 positions each
+const HV4 = HDV / 4u; // vec4 per V row
+
+var<workgroup> qt: array<vec4<f32>, {{QT}}>;  // [HD][RG]
+var<workgroup> pt: array<vec4<f32>, {{PT}}>;  // [BC][RG]
+var<workgroup> kv: array<vec4<f32>, {{KVB}}>; // [DC][CG] or [VC][HV4]
+var<workgroup> red: array<f32, {{RED}}>;      // [NP][BR]: partial maxima, at the end sums
+var<workgroup> row_alpha: array<f32, BR>;     // the tile's rescale of each row's accumulators
+var<workgroup> row_m: array<f32, BR>;         // each row's final max
+
+#include flash_attn_io
+
+// kt_store writes elements 8c..8c+7 of the K rows of positions 4g..4g+3 (a, b, c, d)
+// transposed: kv[(8c + k) * CG + g] = (a[k], b[k], c[k], d[k]).
+fn kt_store(c: u32, g: u32, a: mat2x4<f32>, b: mat2x4<f32>, c2: mat2x4<f32>, d: mat2x4<f32>) {
+  let i = 8u * c * CG + g;
+  kv[i] = vec4<f32>(a[0].x, b[0].x, c2[0].x, d[0].x);
+  kv[i + CG] = vec4<f32>(a[0].y, b[0].y, c2[0].y, d[0].y);
+  kv[i + 2u * CG] = vec4<f32>(a[0].z, b[0].z, c2[0].z, d[0].z);
+  kv[i + 3u * CG] = vec4<f32>(a[0].w, b[0].w, c2[0].w, d[0].w);
+  kv[i + 4u * CG] = vec4<f32>(a[1].x, b[1].x, c2[1].x, d[1].x);
+  kv[i + 5u * CG] = vec4<f32>(a[1].y, b[1].y, c2[1].y, d[1].y);
+  kv[i + 6u * CG] = vec4<f32>(a[1].z, b[1].z, c2[1].z, d[1].z);
+  kv[i + 7u * CG] = vec4<f32>(a[1].w, b[1].w, c2[1].w, d[1].w);
+}
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  formats_init(lid); // tables of quantized formats
+  let g = wid.x + wid.y * nwg.x;
+  if (g >= p.Groups * p.NHeadKV * p.NSeq) { return; }
+  let row0 = (g % p.Groups) * BR;
+  let kvh = (g / p.Groups) % p.NHeadKV;
+  let seq = g / (p.Groups * p.NHeadKV);
+  let kbase = kvh * p.K.z + seq * p.K.w;
+  let vbase = kvh * p.V.z + seq * p.V.w;
+
+  // Q transposed and scaled: (rg, c) stages rows 4rg..4rg+3, elements 8c..8c+7; rows past
+  // the KV head's last are zero.
+  for (var e = lid; e < RG * (HD / 8u); e = e + {{WG}}u) {
+    let rg = e % RG;
+    let c = e / RG;
+    var x: array<vec4<f32>, 8>;
+    for (var i = 0u; i < 4u; i = i + 1u) {
+      let j = row0 + 4u * rg + i;
+      if (j < p.Rows) {
+        let b = (j % p.NQ) * p.Q.y + (kvh * p.RK2 + j / p.NQ) * p.Q.z + seq * p.Q.w + 8u * c * p.Q.x;
+        for (var k = 0u; k < 8u; k = k + 1u) { x[k][i] = q_get(b + k * p.Q.x) * p.Scale; }
+      }
+    }
+    for (var k = 0u; k < 8u; k = k + 1u) { qt[(8u * c + k) * RG + rg] = x[k]; }
+  }
+
+  // The softmax's row: its mask row and ALiBi slope (m0^(h+1) for the first NHeadLog2
+  // heads, m1^(2(h-NHeadLog2)+1) after; the bases come as their log2, 0 without ALiBi).
+  let sr = lid % BR;
+  let sp = lid / BR;
+  let sj = min(row0 + sr, p.Rows - 1u);
+  let sh = kvh * p.RK2 + sj / p.NQ;
+  let slope = exp2(select(p.L1 * f32(2u * (sh - p.NHeadLog2) + 1u), p.L0 * f32(sh + 1u), sh < p.NHeadLog2));
+  let moff = (sj % p.NQ) * p.M.y + (sh % p.Me.z) * p.M.z + (seq % p.Me.w) * p.M.w;
+  var m_run = neg_inf();
+  var l_run = 0.0;
+
+  let tr = lid % RG;
+  let tc = lid / RG;
+  var o: array<vec4<f32>, {{NO}}>; // [4][NV]
+  for (var i = 0u; i < 4u * NV; i = i + 1u) { o[i] = vec4<f32>(0.0); }
+
+  for (var t0 = 0u; t0 < p.NKV; t0 = t0 + BC) {
+    // Scores: the 4 x 4 block of rows 4tr.., positions t0 + 4tc.., a K chunk at a time.
+    var s0 = vec4<f32>(0.0);
+    var s1 = vec4<f32>(0.0);
+    var s2 = vec4<f32>(0.0);
+    var s3 = vec4<f32>(0.0);
+    for (var dc = 0u; dc < HD; dc = dc + DC) {
+      workgroupBarrier(); // kv and pt are free
+      for (var e = lid; e < CG * (DC / 8u); e = e + {{WG}}u) {
+        let cg = e % CG;
+        let c = e / CG;
+        let pos = t0 + 4u * cg;
+        let kb = kbase + pos * p.K.y + dc + 8u * c;
+        var w0 = mat2x4<f32>();
+        var w1 = mat2x4<f32>();
+        var w2 = mat2x4<f32>();
+        var w3 = mat2x4<f32>();
+        if (pos < p.NKV) { w0 = k8(kb); }
+        if (pos + 1u < p.NKV) { w1 = k8(kb + p.K.y); }
+        if (pos + 2u < p.NKV) { w2 = k8(kb + 2u * p.K.y); }
+        if (pos + 3u < p.NKV) { w3 = k8(kb + 3u * p.K.y); }
+        kt_store(c, cg, w0, w1, w2, w3);
+      }
+      workgroupBarrier();
+      for (var d = 0u; d < DC; d = d + 1u) {
+        let a = qt[(dc + d) * RG + tr];
+        let b = kv[d * CG + tc];
+        s0 = s0 + a.x * b;
+        s1 = s1 + a.y * b;
+        s2 = s2 + a.z * b;
+        s3 = s3 + a.w * b;
+      }
+    }
+    pt[(4u * tc) * RG + tr] = vec4<f32>(s0.x, s1.x, s2.x, s3.x);
+    pt[(4u * tc + 1u) * RG + tr] = vec4<f32>(s0.y, s1.y, s2.y, s3.y);
+    pt[(4u * tc + 2u) * RG + tr] = vec4<f32>(s0.z, s1.z, s2.z, s3.z);
+    pt[(4u * tc + 3u) * RG + tr] = vec4<f32>(s0.w, s1.w, s2.w, s3.w);
+    workgroupBarrier();
+
+    // Softmax: row sr, positions 16sp..16sp+15; softcap, mask, -Inf past NKV.
+    var xs: array<f32, 16>;
+    var mx = neg_inf();
+    for (var k = 0u; k < 16u; k = k + 1u) {
+      let c = 16u * sp + k;
+      let pos = t0 + c;
+      var x = neg_inf();
+      if (pos < p.NKV) {
+        x = pt[c * RG + sr / 4u][sr % 4u];
+        if (p.Softcap != 0.0) { x = p.Softcap * tanh(x); }
+#if MASK
+        let mv = slope * mask_get(moff + pos);
+        x = select(x + mv, neg_inf(), is_neg_inf(mv));
+#endif
+      }
+      xs[k] = x;
+      mx = max(mx, x);
+    }
+    red[sp * BR + sr] = mx;
+    workgroupBarrier();
+    var mnew = m_run;
+    for (var k = 0u; k < NP; k = k + 1u) { mnew = max(mnew, red[k * BR + sr]); }
+    var alpha = 1.0;
+    if (!is_neg_inf(mnew)) { alpha = select(exp(m_run - mnew), 0.0, is_neg_inf(m_run)); }
+    var sum = 0.0;
+    for (var k = 0u; k < 16u; k = k + 1u) {
+      let x = xs[k];
+      var w = 0.0;
+      if (!is_neg_inf(x)) { w = exp(x - mnew); }
+      pt[(16u * sp + k) * RG + sr / 4u][sr % 4u] = w;
+      sum = sum + w;
+    }
+    l_run = l_run * alpha + sum;
+    m_run = mnew;
+    if (sp == 0u) { row_alpha[sr] = alpha; }
+
+    // Accumulators: rescaled, then the tile's weighted V rows, VC at a time.
+    for (var cc = 0u; cc < BC; cc = cc + VC) {
+      workgroupBarrier(); // pt and row_alpha written; kv free
+      for (var e = lid; e < VC * (HDV / 8u); e = e + {{WG}}u) {
+        let r = e / (HDV / 8u);
+        let c = e % (HDV / 8u);
+        let pos = t0 + cc + r;
+        var w = mat2x4<f32>();
+        if (pos < p.NKV) { w = v8(vbase + pos * p.V.y + 8u * c); }
+        kv[r * HV4 + 2u * c] = w[0];
+        kv[r * HV4 + 2u * c + 1u] = w[1];
+      }
+      workgroupBarrier();
+      if (cc == 0u) {
+        for (var i = 0u; i < 4u; i = i + 1u) {
+          let a = row_alpha[4u * tr + i];
+          for (var j = 0u; j < NV; j = j + 1u) { o[i * NV + j] = o[i * NV + j] * a; }
+        }
+      }
+      for (var c = 0u; c < VC; c = c + 1u) {
+        let pw = pt[(cc + c) * RG + tr];
+        for (var j = 0u; j < NV; j = j + 1u) {
+          let v = kv[c * HV4 + min(tc + CG * j, HV4 - 1u)];
+          o[j] = o[j] + pw.x * v;
+          o[NV + j] = o[NV + j] + pw.y * v;
+          o[2u * NV + j] = o[2u * NV + j] + pw.z * v;
+          o[3u * NV + j] = o[3u * NV + j] + pw.w * v;
+        }
+      }
+    }
+  }
+
+  // The rows' sums: the NP shares added.
+  workgroupBarrier();
+  red[sp * BR + sr] = l_run;
+  if (sp == 0u) { row_m[sr] = m_run; }
+  workgroupBarrier();
+  for (var i = 0u; i < 4u; i = i + 1u) {
+    let r = 4u * tr + i;
+    let j = row0 + r;
+    if (j >= p.Rows) { break; }
+    let h = kvh * p.RK2 + j / p.NQ;
+    let row = (seq * p.NQ + j % p.NQ) * p.NHead + h; // dst row: [Dv, n_head, n_q, n_seq]
+    var l = 0.0;
+    for (var k = 0u; k < NP; k = k + 1u) { l = l + red[k * BR + r]; }
+    var a = 1.0;
+#if SINKS
+    // The sink: one more logit, with no value.
+    let m = row_m[r];
+    let sk = sinks_get(h);
+    let mn = max(m, sk);
+    a = select(exp(m - mn), 0.0, is_neg_inf(m));
+    l = l * a + exp(sk - mn);
+#endif
+    let inv = select(a / l, 0.0, l == 0.0);
+    for (var jv = 0u; jv < NV; jv = jv + 1u) {
+      let col = tc + CG * jv;
+      if (col < HV4) {
+        let v = o[i * NV + jv] * inv;
+        for (var k = 0u; k < 4u; k = k + 1u) { dst_set(row * HDV + 4u * col + k, v[k]); }
+      }
+    }
+  }
+}
