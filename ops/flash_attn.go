@@ -93,12 +93,19 @@ func flashAttnExamples() []*tensor.Tensor {
 		flashAttnNode(576, 512, 1, 16, 1, 64, tensor.F16, tensor.F16, true, false, 0, 0),
 		flashAttnNode(40, 40, 9, 2, 2, 33, tensor.F16, tensor.F16, true, false, 0, 0),
 	}
+	// The tiled prompt kernel with quantized K and V, and with F32 ones.
+	ex = append(ex,
+		flashAttnNode(64, 64, 16, 4, 1, 50, tensor.Q4_0, tensor.Q8_0, true, false, 0, 0),
+		flashAttnNode(96, 64, 12, 2, 2, 70, tensor.F32, tensor.F32, true, true, 0, 20),
+	)
 	// K and V element by element (rows not 16-byte aligned).
-	odd := flashAttnNode(64, 64, 2, 2, 2, 20, tensor.F16, tensor.F16, false, false, 0, 0)
-	odd.Src[1].Nb[1] += 2
-	odd.Src[1].Nb[2] = odd.Src[1].Nb[1] * 20
-	odd.Src[1].Nb[3] = odd.Src[1].Nb[2] * 2
-	ex = append(ex, odd)
+	for _, nq := range []int64{2, 16} { // decode and prompt
+		odd := flashAttnNode(64, 64, nq, 2, 2, 20, tensor.F16, tensor.F16, false, false, 0, 0)
+		odd.Src[1].Nb[1] += 2
+		odd.Src[1].Nb[2] = odd.Src[1].Nb[1] * 20
+		odd.Src[1].Nb[3] = odd.Src[1].Nb[2] * 2
+		ex = append(ex, odd)
+	}
 	for _, q := range quantTypes {
 		d := int64(max(64, q.BlockElems()))
 		ex = append(ex, flashAttnNode(d, d, 1, 4, 1, 50, q, q, true, false, 0, 0))

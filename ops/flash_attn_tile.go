@@ -66,8 +66,9 @@ func faTileStorage(d, br, bc, kvb int) int {
 }
 
 // faTileFit sizes the staging chunks of shape (br, bc) for head sizes d and dv under the
-// workgroup memory limit; ok is false when the shape does not fit or strict and its chunks
-// would be small (K chunks under 32 elements or V chunks under 8 rows).
+// workgroup memory limit; ok is false when the shape does not fit with K chunks of at least
+// 16 elements (32 when strict) and V chunks of at least 4 rows (8 when strict): smaller
+// chunks cost more barriers than the previous kernel's.
 func faTileFit(d, dv, br, bc int, l *Limits, strict bool) (faTiles, bool) {
 	limit := l.MaxWorkgroupStorage
 	if limit <= 0 {
@@ -94,7 +95,11 @@ func faTileFit(d, dv, br, bc int, l *Limits, strict bool) (faTiles, bool) {
 			break
 		}
 	}
-	if tl.dc == 0 || tl.vc == 0 || strict && (tl.dc < min(d, 32) || tl.vc < 8) {
+	minDC, minVC := min(d, 16), 4
+	if strict {
+		minDC, minVC = min(d, 32), 8
+	}
+	if tl.dc < minDC || tl.vc < minVC {
 		return tl, false
 	}
 	return tl, true

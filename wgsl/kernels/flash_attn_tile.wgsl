@@ -14,7 +14,9 @@
 // (sr = lid % BR, sp = lid / BR) of 16 positions each: each keeps its row's running max
 // and its share of the running sum; the rows' maxima meet in workgroup memory.
 //
-// Positions past NKV score -Inf and their K and V rows are never read (zeros are staged).
+// With a mask, the tiles at the end and at the start of the KV sequence that the mask hides
+// from all of the workgroup's rows (causal masks, sliding windows) are found first and
+// skipped. Positions past NKV score -Inf and their K and V rows are never read (zeros are staged).
 // Masked positions (-Inf) get weight 0; their V rows are multiplied by it, so they must
 // hold finite values (llama.cpp clears its caches).
 const BR = {{BR}}u;   // query rows per workgroup
@@ -35,6 +37,8 @@ var<workgroup> kv: array<vec4<f32>, {{KVB}}>; // [DC][CG] or [VC][HV4]
 var<workgroup> red: array<f32, {{RED}}>;      // [NP][BR]: partial maxima, at the end sums
 var<workgroup> row_alpha: array<f32, BR>;     // the tile's rescale of each row's accumulators
 var<workgroup> row_m: array<f32, BR>;         // each row's final max
+var<workgroup> live: atomic<u32>;             // tile_live: some row sees a position
+var<workgroup> live_now: u32;                 // a copy of live that the workgroup reads uniformly
 
 #include flash_attn_io
 
@@ -51,6 +55,26 @@ fn kt_store(c: u32, g: u32, a: mat2x4<f32>, b: mat2x4<f32>, c2: mat2x4<f32>, d: 
   kv[i + 6u * CG] = vec4<f32>(a[1].z, b[1].z, c2[1].z, d[1].z);
   kv[i + 7u * CG] = vec4<f32>(a[1].w, b[1].w, c2[1].w, d[1].w);
 }
+
+#if MASK
+// tile_live reports, to the whole workgroup, whether the mask leaves any position of the
+// tile at t0 to any of its rows (invocation (sr, sp) looks at its row's 16 positions from
+// t0 + 16sp, its row's mask starting at moff). live is 0 on entry and on return.
+fn tile_live(t0: u32, moff: u32, sp: u32, lid: u32) -> bool {
+  var seen = false;
+  for (var k = 0u; k < 16u; k = k + 1u) {
+    let pos = t0 + 16u * sp + k;
+    if (pos < p.NKV && !is_neg_inf(mask_get(moff + pos))) { seen = true; }
+  }
+  if (seen) { atomicOr(&live, 1u); }
+  workgroupBarrier();
+  if (lid == 0u) {
+    live_now = atomicLoad(&live);
+    atomicStore(&live, 0u);
+  }
+  return workgroupUniformLoad(&live_now) != 0u;
+}
+#endif
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -88,6 +112,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let sh = kvh * p.RK2 + sj / p.NQ;
   let slope = exp2(select(p.L1 * f32(2u * (sh - p.NHeadLog2) + 1u), p.L0 * f32(sh + 1u), sh < p.NHeadLog2));
   let moff = (sj % p.NQ) * p.M.y + (sh % p.Me.z) * p.M.z + (seq % p.Me.w) * p.M.w;
+  // The tiles that some row sees: masked tiles at the end (causal masks) and at the start
+  // (sliding windows) are skipped.
+  var t_begin = 0u;
+  var t_end = (p.NKV + BC - 1u) / BC * BC;
+#if MASK
+  if (lid == 0u) { atomicStore(&live, 0u); }
+  workgroupBarrier();
+  loop {
+    if (t_end == 0u || tile_live(t_end - BC, moff, sp, lid)) { break; }
+    t_end = t_end - BC;
+  }
+  loop {
+    if (t_begin >= t_end || tile_live(t_begin, moff, sp, lid)) { break; }
+    t_begin = t_begin + BC;
+  }
+#endif
   var m_run = neg_inf();
   var l_run = 0.0;
 
@@ -96,7 +136,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var o: array<vec4<f32>, {{NO}}>; // [4][NV]
   for (var i = 0u; i < 4u * NV; i = i + 1u) { o[i] = vec4<f32>(0.0); }
 
-  for (var t0 = 0u; t0 < p.NKV; t0 = t0 + BC) {
+  for (var t0 = t_begin; t0 < t_end; t0 = t0 + BC) {
     // Scores: the 4 x 4 block of rows 4tr.., positions t0 + 4tc.., a K chunk at a time.
     var s0 = vec4<f32>(0.0);
     var s1 = vec4<f32>(0.0);
