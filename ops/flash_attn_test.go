@@ -75,6 +75,12 @@ func TestFlashAttnPaths(t *testing.T) {
 	require.Equal(t, "flash_attn_tile", ds[0].Spec.Kernel)
 	require.Equal(t, "32", ds[0].Spec.Defines["BR"])
 	require.Equal(t, "32", ds[0].Spec.Defines["BC"])
+	require.Equal(t, "4", ds[0].Spec.Defines["TR"])
+	t.Setenv(EnvExperimentFA, "16x64x8")
+	ds, err = Lower(prompt, l)
+	require.NoError(t, err)
+	require.Equal(t, "8", ds[0].Spec.Defines["TR"])
+	require.Equal(t, 32, ds[0].Spec.Workgroup)
 }
 
 // TestFlashAttnTiles checks the prompt kernel's shapes chosen from the workgroup memory
@@ -86,18 +92,18 @@ func TestFlashAttnTiles(t *testing.T) {
 		kib   int
 		want  faTiles
 	}{
-		{128, 128, 48, faTiles{br: 32, bc: 64, dc: 64, vc: 32, nv: 2}}, // an H100
-		{128, 128, 32, faTiles{br: 16, bc: 64, dc: 64, vc: 32, nv: 2}},
-		{64, 64, 32, faTiles{br: 32, bc: 64, dc: 32, vc: 32, nv: 1}},
-		{80, 80, 32, faTiles{br: 32, bc: 64, dc: 40, vc: 32, nv: 2}},
-		{256, 256, 48, faTiles{br: 16, bc: 64, dc: 64, vc: 16, nv: 4}},
-		{64, 64, 16, faTiles{br: 16, bc: 32, dc: 64, vc: 32, nv: 2}},
+		{128, 128, 48, faTiles{br: 32, bc: 64, tr: 4, dc: 64, vc: 32, nv: 2}}, // an H100
+		{128, 128, 32, faTiles{br: 16, bc: 64, tr: 4, dc: 64, vc: 32, nv: 2}},
+		{64, 64, 32, faTiles{br: 32, bc: 64, tr: 4, dc: 32, vc: 32, nv: 1}},
+		{80, 80, 32, faTiles{br: 32, bc: 64, tr: 4, dc: 40, vc: 32, nv: 2}},
+		{256, 256, 48, faTiles{br: 16, bc: 64, tr: 4, dc: 64, vc: 16, nv: 4}},
+		{64, 64, 16, faTiles{br: 16, bc: 32, tr: 4, dc: 64, vc: 32, nv: 2}},
 	} {
 		tl, ok := faPromptTiles(c.d, c.dv, lim(c.kib), faChoice{})
 		require.True(t, ok, "%d/%d at %d KiB", c.d, c.dv, c.kib)
 		require.Equal(t, c.want, tl, "%d/%d at %d KiB", c.d, c.dv, c.kib)
 		kvb := max(tl.dc*tl.bc, tl.vc*int(c.dv))
-		require.LessOrEqual(t, faTileStorage(int(c.d), tl.br, tl.bc, kvb), c.kib<<10)
+		require.LessOrEqual(t, faTileStorage(int(c.d), tl.br, tl.bc, tl.wg(), kvb), c.kib<<10)
 		require.Zero(t, int(c.d)%tl.dc)
 	}
 	// D 576 / Dv 512 (MLA) leaves no room: the previous kernel takes it.
@@ -106,7 +112,7 @@ func TestFlashAttnTiles(t *testing.T) {
 	_, ok = faPromptTiles(128, 128, lim(48), faChoice{old: true})
 	require.False(t, ok)
 	// A forced shape that does not fit is ignored.
-	tl, ok := faPromptTiles(128, 128, lim(32), faChoice{shape: [2]int{64, 64}})
+	tl, ok := faPromptTiles(128, 128, lim(32), faChoice{shape: [3]int{64, 64, 4}})
 	require.True(t, ok)
 	require.Equal(t, 16, tl.br)
 }

@@ -9,31 +9,33 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
-// The prompt kernel (wgsl/kernels/flash_attn_tile.wgsl): a workgroup of BR*BC/16
+// The prompt kernel (wgsl/kernels/flash_attn_tile.wgsl): a workgroup of BR*BC/(4 TR)
 // invocations takes BR query rows of one KV head against tiles of BC KV positions; Q
 // (transposed, f32), the tile's scores and a staging buffer for K and V chunks sit in
-// workgroup memory, each invocation computes a 4 x 4 block of scores and 4 rows of
+// workgroup memory, each invocation computes a TR x 4 block of scores and TR rows of
 // NV vec4 output columns in registers.
 
 // faTiles is a shape of the prompt kernel.
 type faTiles struct {
 	br, bc int // query rows per workgroup, KV positions per tile
+	tr     int // rows per invocation: 4 or 8
 	dc     int // K elements staged at a time (divides D, a multiple of 8)
 	vc     int // V rows staged at a time (a power of two dividing bc)
 	nv     int // output vec4 columns per invocation and row
 }
 
-// faTileShapes are the (BR, BC) shapes tried, in order of preference.
-var faTileShapes = [][2]int{{32, 64}, {16, 64}, {32, 32}, {16, 32}}
+// faTileShapes are the (BR, BC, TR) shapes tried, in order of preference.
+var faTileShapes = [][3]int{{32, 64, 4}, {16, 64, 4}, {32, 32, 4}, {16, 32, 4}}
 
-// faMaxNV bounds the output accumulators per invocation (4 rows of NV vec4).
-const faMaxNV = 8
+// faMaxAcc bounds the output accumulators per invocation (TR rows of NV vec4).
+const faMaxAcc = 32
 
 // EnvExperimentFA selects the flash attention prompt kernel for A/B comparisons. It is
 // TEMPORARY, for measurements, and will go once the choice is settled: "old" takes the
-// previous kernel (flash_attn.wgsl) for prompts, "BRxBC" (e.g. "16x64") forces that shape of
-// the tiled kernel where it fits; unset or anything else: the tiled kernel, shape chosen
-// from the workgroup memory limit.
+// previous kernel (flash_attn.wgsl) for prompts, "BRxBC" or "BRxBCxTR" (e.g. "16x64",
+// "32x64x8") forces that shape of the tiled kernel where it fits (TR, the rows per
+// invocation, 4 unless given); unset or anything else: the tiled kernel, shape chosen from
+// the workgroup memory limit.
 const EnvExperimentFA = "GGML_WGPU_EXPERIMENT_FA"
 
 // faExperiment reads EnvExperimentFA: old reports "old"; shape a forced (BR, BC) or zero.
@@ -42,12 +44,20 @@ func faExperiment() (exp faChoice) {
 	if v == "old" {
 		return faChoice{old: true}
 	}
-	if a, b, ok := strings.Cut(v, "x"); ok {
-		br, err1 := strconv.Atoi(a)
-		bc, err2 := strconv.Atoi(b)
-		if err1 == nil && err2 == nil {
-			exp.shape = [2]int{br, bc}
+	f := strings.Split(v, "x")
+	if len(f) == 2 {
+		f = append(f, "4")
+	}
+	if len(f) == 3 {
+		var shape [3]int
+		for i, x := range f {
+			n, err := strconv.Atoi(x)
+			if err != nil {
+				return exp
+			}
+			shape[i] = n
 		}
+		exp.shape = shape
 	}
 	return exp
 }
@@ -55,21 +65,23 @@ func faExperiment() (exp faChoice) {
 // faChoice is the experiment's choice of prompt kernel (see EnvExperimentFA).
 type faChoice struct {
 	old   bool
-	shape [2]int
+	shape [3]int
 }
 
-// faTileStorage returns the workgroup memory in bytes of the tiled kernel for head sizes
-// d and dv with staging buffer kvb (floats).
-func faTileStorage(d, br, bc, kvb int) int {
-	wg := br * bc / 16
-	return 4 * (d*br + bc*br + kvb + wg + 2*br)
+// faTileStorage returns the workgroup memory in bytes of the tiled kernel for head size d,
+// wg invocations and a staging buffer of kvb floats.
+func faTileStorage(d, br, bc, wg, kvb int) int {
+	return 4 * (d*br + bc*br + kvb + wg + 2*br + 2)
 }
+
+// wg returns the workgroup size.
+func (tl faTiles) wg() int { return tl.br * tl.bc / (4 * tl.tr) }
 
 // faTileFit sizes the staging chunks of shape (br, bc) for head sizes d and dv under the
 // workgroup memory limit; ok is false when the shape does not fit with K chunks of at least
 // 16 elements (32 when strict) and V chunks of at least 4 rows (8 when strict): smaller
 // chunks cost more barriers than the previous kernel's.
-func faTileFit(d, dv, br, bc int, l *Limits, strict bool) (faTiles, bool) {
+func faTileFit(d, dv, br, bc, tr int, l *Limits, strict bool) (faTiles, bool) {
 	limit := l.MaxWorkgroupStorage
 	if limit <= 0 {
 		limit = 16384
@@ -78,11 +90,11 @@ func faTileFit(d, dv, br, bc int, l *Limits, strict bool) (faTiles, bool) {
 	if groupLimit <= 0 {
 		groupLimit = 256
 	}
-	tl := faTiles{br: br, bc: bc, nv: (dv/4 + bc/4 - 1) / (bc / 4)}
-	if br*bc/16 > groupLimit || tl.nv > faMaxNV {
+	tl := faTiles{br: br, bc: bc, tr: tr, nv: (dv/4 + bc/4 - 1) / (bc / 4)}
+	if tl.wg() > groupLimit || tr*tl.nv > faMaxAcc {
 		return tl, false
 	}
-	budget := (limit - faTileStorage(d, br, bc, 0)) / 4 // floats for the staging buffer
+	budget := (limit - faTileStorage(d, br, bc, tl.wg(), 0)) / 4 // floats for the staging buffer
 	for k := d / 8; k >= 1; k-- {
 		if (d/8)%k == 0 && 8*k*bc <= budget {
 			tl.dc = 8 * k
@@ -113,17 +125,17 @@ func faPromptTiles(d, dv int64, l *Limits, exp faChoice) (faTiles, bool) {
 	if exp.old {
 		return faTiles{}, false
 	}
-	if exp.shape != [2]int{} {
-		br, bc := exp.shape[0], exp.shape[1]
-		if br >= 4 && br%4 == 0 && bc >= 16 && bc%16 == 0 {
-			if tl, ok := faTileFit(int(d), int(dv), br, bc, l, false); ok {
+	if exp.shape != [3]int{} {
+		br, bc, tr := exp.shape[0], exp.shape[1], exp.shape[2]
+		if (tr == 4 || tr == 8) && br >= tr && br%tr == 0 && bc >= 4*tr && bc%(4*tr) == 0 {
+			if tl, ok := faTileFit(int(d), int(dv), br, bc, tr, l, false); ok {
 				return tl, true
 			}
 		}
 	}
 	for _, strict := range []bool{true, false} {
 		for _, s := range faTileShapes {
-			if tl, ok := faTileFit(int(d), int(dv), s[0], s[1], l, strict); ok {
+			if tl, ok := faTileFit(int(d), int(dv), s[0], s[1], s[2], l, strict); ok {
 				return tl, true
 			}
 		}
@@ -136,15 +148,19 @@ func faPromptTiles(d, dv int64, l *Limits, exp faChoice) (faTiles, bool) {
 func lowerFlashAttnTile(t *tensor.Tensor, p flashAttnParams, tl faTiles, l *Limits) []Dispatch {
 	q, k, v, m, s := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4]
 	d, dv := int(q.Ne[0]), int(v.Ne[0])
-	wg := tl.br * tl.bc / 16
+	wg := tl.wg()
 	p.Groups = (p.Rows + uint32(tl.br) - 1) / uint32(tl.br)
 	p.Splits, p.Chunk = 1, p.NKV
 	defs := map[string]string{
 		"BR": fmt.Sprint(tl.br), "BC": fmt.Sprint(tl.bc), "HD": fmt.Sprint(d), "HDV": fmt.Sprint(dv),
-		"DC": fmt.Sprint(tl.dc), "VC": fmt.Sprint(tl.vc), "NV": fmt.Sprint(tl.nv), "NO": fmt.Sprint(4 * tl.nv),
+		"TR": fmt.Sprint(tl.tr), "DC": fmt.Sprint(tl.dc), "VC": fmt.Sprint(tl.vc), "NV": fmt.Sprint(tl.nv),
+		"NO": fmt.Sprint(tl.tr * tl.nv), "VCLAMP": "0",
 		"QT": fmt.Sprint(d * tl.br / 4), "PT": fmt.Sprint(tl.bc * tl.br / 4), "RED": fmt.Sprint(wg),
 		"KVB":   fmt.Sprint(max(tl.dc*tl.bc, tl.vc*dv) / 4),
 		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0",
+	}
+	if dv/4%(tl.bc/4) != 0 {
+		defs["VCLAMP"] = "1" // some invocations' last output column is past Dv
 	}
 	ops := []wgslOperand{in("q", q), in("key", k), in("val", v)}
 	tensors := []*tensor.Tensor{q, k, v}

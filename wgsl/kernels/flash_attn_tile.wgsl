@@ -7,12 +7,12 @@
 // that holds a chunk of DC elements of the tile's K rows transposed ([DC][BC]) while the
 // scores are computed, then VC of its V rows ([VC][HDV]) at a time while they are added.
 //
-// Invocation (tr, tc), tr = lid % RG, tc = lid / RG, owns rows 4tr..4tr+3: their scores
-// at positions 4tc..4tc+3 of the tile (a 4 x 4 block, vec4 reads of qt and kv), and their
-// output columns at vec4 columns tc, tc + CG, ... (NV of them: 4 x NV vec4 accumulators
-// in registers, vec4 reads of pt and kv). The softmax gives each row NP invocations
-// (sr = lid % BR, sp = lid / BR) of 16 positions each: each keeps its row's running max
-// and its share of the running sum; the rows' maxima meet in workgroup memory.
+// Invocation (tr, tc), tr = lid % RT, tc = lid / RT, owns the TR rows TR*tr..: their
+// scores at positions 4tc..4tc+3 of the tile (a TR x 4 block, vec4 reads of qt and kv),
+// and their output columns at vec4 columns tc, tc + CG, ... (NV of them: TR x NV vec4
+// accumulators in registers, vec4 reads of pt and kv). The softmax gives each row NP
+// invocations (sr = lid % BR, sp = lid / BR) of CPP positions each: each keeps its row's
+// running max and its share of the running sum; the rows' maxima meet in workgroup memory.
 //
 // With a mask, the tiles at the end and at the start of the KV sequence that the mask hides
 // from all of the workgroup's rows (causal masks, sliding windows) are found first and
@@ -26,9 +26,13 @@ const HDV = {{HDV}}u; // V head size
 const DC = {{DC}}u;   // K elements staged at a time (divides HD)
 const VC = {{VC}}u;   // V rows staged at a time (divides BC)
 const NV = {{NV}}u;   // output vec4 columns per invocation and row
+const TR = {{TR}}u;   // rows per invocation (4 or 8)
+const TG = TR / 4u;   // their groups of four
+const RT = BR / TR;   // invocations along the rows
 const RG = BR / 4u;   // row groups of four
 const CG = BC / 4u;   // position groups of four (scores), output column groups
-const NP = {{WG}}u / BR; // invocations per row in the softmax, 16 positions each
+const NP = {{WG}}u / BR; // invocations per row in the softmax...
+const CPP = BC / NP;  // ...of CPP positions each (4 TR)
 const HV4 = HDV / 4u; // vec4 per V row
 
 var<workgroup> qt: array<vec4<f32>, {{QT}}>;  // [HD][RG]
@@ -58,12 +62,12 @@ fn kt_store(c: u32, g: u32, a: mat2x4<f32>, b: mat2x4<f32>, c2: mat2x4<f32>, d: 
 
 #if MASK
 // tile_live reports, to the whole workgroup, whether the mask leaves any position of the
-// tile at t0 to any of its rows (invocation (sr, sp) looks at its row's 16 positions from
-// t0 + 16sp, its row's mask starting at moff). live is 0 on entry and on return.
+// tile at t0 to any of its rows (invocation (sr, sp) looks at its row's CPP positions from
+// t0 + CPP sp, its row's mask starting at moff). live is 0 on entry and on return.
 fn tile_live(t0: u32, moff: u32, sp: u32, lid: u32) -> bool {
   var seen = false;
-  for (var k = 0u; k < 16u; k = k + 1u) {
-    let pos = t0 + 16u * sp + k;
+  for (var k = 0u; k < CPP; k = k + 1u) {
+    let pos = t0 + CPP * sp + k;
     if (pos < p.NKV && !is_neg_inf(mask_get(moff + pos))) { seen = true; }
   }
   if (seen) { atomicOr(&live, 1u); }
@@ -131,17 +135,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var m_run = neg_inf();
   var l_run = 0.0;
 
-  let tr = lid % RG;
-  let tc = lid / RG;
-  var o: array<vec4<f32>, {{NO}}>; // [4][NV]
-  for (var i = 0u; i < 4u * NV; i = i + 1u) { o[i] = vec4<f32>(0.0); }
+  let tr = lid % RT;
+  let tc = lid / RT;
+  var o: array<vec4<f32>, {{NO}}>; // [TR][NV]
+  for (var i = 0u; i < TR * NV; i = i + 1u) { o[i] = vec4<f32>(0.0); }
 
   for (var t0 = t_begin; t0 < t_end; t0 = t0 + BC) {
-    // Scores: the 4 x 4 block of rows 4tr.., positions t0 + 4tc.., a K chunk at a time.
-    var s0 = vec4<f32>(0.0);
-    var s1 = vec4<f32>(0.0);
-    var s2 = vec4<f32>(0.0);
-    var s3 = vec4<f32>(0.0);
+    // Scores: the TR x 4 block of rows TR tr.., positions t0 + 4tc.., a K chunk at a time.
+    var s: array<vec4<f32>, TR>;
+    for (var i = 0u; i < TR; i = i + 1u) { s[i] = vec4<f32>(0.0); }
     for (var dc = 0u; dc < HD; dc = dc + DC) {
       workgroupBarrier(); // kv and pt are free
       for (var e = lid; e < CG * (DC / 8u); e = e + {{WG}}u) {
@@ -161,25 +163,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
       workgroupBarrier();
       for (var d = 0u; d < DC; d = d + 1u) {
-        let a = qt[(dc + d) * RG + tr];
         let b = kv[d * CG + tc];
-        s0 = s0 + a.x * b;
-        s1 = s1 + a.y * b;
-        s2 = s2 + a.z * b;
-        s3 = s3 + a.w * b;
+        for (var g = 0u; g < TG; g = g + 1u) {
+          let a = qt[(dc + d) * RG + TG * tr + g];
+          s[4u * g] = s[4u * g] + a.x * b;
+          s[4u * g + 1u] = s[4u * g + 1u] + a.y * b;
+          s[4u * g + 2u] = s[4u * g + 2u] + a.z * b;
+          s[4u * g + 3u] = s[4u * g + 3u] + a.w * b;
+        }
       }
     }
-    pt[(4u * tc) * RG + tr] = vec4<f32>(s0.x, s1.x, s2.x, s3.x);
-    pt[(4u * tc + 1u) * RG + tr] = vec4<f32>(s0.y, s1.y, s2.y, s3.y);
-    pt[(4u * tc + 2u) * RG + tr] = vec4<f32>(s0.z, s1.z, s2.z, s3.z);
-    pt[(4u * tc + 3u) * RG + tr] = vec4<f32>(s0.w, s1.w, s2.w, s3.w);
+    for (var g = 0u; g < TG; g = g + 1u) {
+      let i = 4u * g;
+      let o0 = 4u * tc * RG + TG * tr + g;
+      pt[o0] = vec4<f32>(s[i].x, s[i + 1u].x, s[i + 2u].x, s[i + 3u].x);
+      pt[o0 + RG] = vec4<f32>(s[i].y, s[i + 1u].y, s[i + 2u].y, s[i + 3u].y);
+      pt[o0 + 2u * RG] = vec4<f32>(s[i].z, s[i + 1u].z, s[i + 2u].z, s[i + 3u].z);
+      pt[o0 + 3u * RG] = vec4<f32>(s[i].w, s[i + 1u].w, s[i + 2u].w, s[i + 3u].w);
+    }
     workgroupBarrier();
 
-    // Softmax: row sr, positions 16sp..16sp+15; softcap, mask, -Inf past NKV.
-    var xs: array<f32, 16>;
+    // Softmax: row sr, positions CPP sp..; softcap, mask, -Inf past NKV.
+    var xs: array<f32, CPP>;
     var mx = neg_inf();
-    for (var k = 0u; k < 16u; k = k + 1u) {
-      let c = 16u * sp + k;
+    for (var k = 0u; k < CPP; k = k + 1u) {
+      let c = CPP * sp + k;
       let pos = t0 + c;
       var x = neg_inf();
       if (pos < p.NKV) {
@@ -200,11 +208,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var alpha = 1.0;
     if (!is_neg_inf(mnew)) { alpha = select(exp(m_run - mnew), 0.0, is_neg_inf(m_run)); }
     var sum = 0.0;
-    for (var k = 0u; k < 16u; k = k + 1u) {
+    for (var k = 0u; k < CPP; k = k + 1u) {
       let x = xs[k];
       var w = 0.0;
       if (!is_neg_inf(x)) { w = exp(x - mnew); }
-      pt[(16u * sp + k) * RG + sr / 4u][sr % 4u] = w;
+      pt[(CPP * sp + k) * RG + sr / 4u][sr % 4u] = w;
       sum = sum + w;
     }
     l_run = l_run * alpha + sum;
@@ -225,19 +233,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
       workgroupBarrier();
       if (cc == 0u) {
-        for (var i = 0u; i < 4u; i = i + 1u) {
-          let a = row_alpha[4u * tr + i];
+        for (var i = 0u; i < TR; i = i + 1u) {
+          let a = row_alpha[TR * tr + i];
           for (var j = 0u; j < NV; j = j + 1u) { o[i * NV + j] = o[i * NV + j] * a; }
         }
       }
       for (var c = 0u; c < VC; c = c + 1u) {
-        let pw = pt[(cc + c) * RG + tr];
+        var pw: array<vec4<f32>, TG>;
+        for (var g = 0u; g < TG; g = g + 1u) { pw[g] = pt[(cc + c) * RG + TG * tr + g]; }
         for (var j = 0u; j < NV; j = j + 1u) {
-          let v = kv[c * HV4 + min(tc + CG * j, HV4 - 1u)];
-          o[j] = o[j] + pw.x * v;
-          o[NV + j] = o[NV + j] + pw.y * v;
-          o[2u * NV + j] = o[2u * NV + j] + pw.z * v;
-          o[3u * NV + j] = o[3u * NV + j] + pw.w * v;
+#if VCLAMP
+          let v = kv[c * HV4 + min(tc + CG * j, HV4 - 1u)]; // columns past HDV: never written
+#else
+          let v = kv[c * HV4 + tc + CG * j];
+#endif
+          for (var g = 0u; g < TG; g = g + 1u) {
+            let i = 4u * g * NV + j;
+            o[i] = o[i] + pw[g].x * v;
+            o[i + NV] = o[i + NV] + pw[g].y * v;
+            o[i + 2u * NV] = o[i + 2u * NV] + pw[g].z * v;
+            o[i + 3u * NV] = o[i + 3u * NV] + pw[g].w * v;
+          }
         }
       }
     }
@@ -248,8 +264,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   red[sp * BR + sr] = l_run;
   if (sp == 0u) { row_m[sr] = m_run; }
   workgroupBarrier();
-  for (var i = 0u; i < 4u; i = i + 1u) {
-    let r = 4u * tr + i;
+  for (var i = 0u; i < TR; i = i + 1u) {
+    let r = TR * tr + i;
     let j = row0 + r;
     if (j >= p.Rows) { break; }
     let h = kvh * p.RK2 + j / p.NQ;
