@@ -92,6 +92,8 @@ func faCases() []*Case {
 		cs = append(cs, faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nb, s.typeK, s.typeV = 72, 72, 3, ty, ty })))
 	}
 	cs = append(cs, faTileCases(with)...)
+	// Decoding over a long KV sequence: more splits than the reduction's workgroup.
+	cs = append(cs, faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nh, s.kv, s.nb, s.sinks, s.causal = 64, 64, 1, 4096, 2, true, true })))
 	cs = append(cs,
 		faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nb, s.typeK, s.typeV = 128, 128, 1, tensor.Q8_0, f16 })),
 		faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nb, s.typeK, s.typeV = 128, 128, 32, f16, tensor.Q4_0 })),

@@ -53,10 +53,14 @@ const (
 	faPart = faWG / faTile
 	// faDecodeMaxQ is the most queries that take the split (decoding) path.
 	faDecodeMaxQ = 8
-	// faTargetGroups is the workgroups the decoding path aims for (KV splits times row tiles).
-	faTargetGroups = 256
-	// faMaxSplits bounds the KV splits.
+	// faTargetGroups is the workgroups the decoding path aims for (KV splits times row
+	// tiles): enough that a long KV sequence gives each workgroup a tile or two, whose
+	// loads then overlap across workgroups rather than follow each other in one.
+	faTargetGroups = 1024
+	// faMaxSplits bounds the KV splits (the reduction's workgroup memory holds a weight each).
 	faMaxSplits = 256
+	// faMaxVPre bounds the V rows a thread loads at the start of a tile (registers).
+	faMaxVPre = 4
 )
 
 // faPrecisions are the accumulator precisions handled (op_params[3]): GGML_PREC_DEFAULT
@@ -256,10 +260,17 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		ncgw = (ncg + cpt - 1) / cpt
 	}
 	p.NCGW, p.TP = uint32(ncgw), uint32(faWG/ncgw)
+	// V rows loaded at the start of each tile: the ceil(T / TP) of each thread when there
+	// are few (one group of eight columns per thread, Dv <= 128); else loaded as accumulated.
+	vp := 0
+	if cpt == 1 && (faTile+int(p.TP)-1)/int(p.TP) <= faMaxVPre {
+		vp = (faTile + int(p.TP) - 1) / int(p.TP)
+	}
 	defs := map[string]string{
 		"R": fmt.Sprint(r), "T": fmt.Sprint(faTile), "P": fmt.Sprint(faPart),
 		"CPT": fmt.Sprint(cpt), "QS": fmt.Sprint(r * faHeadClass(q.Ne[0], v.Ne[0]) / 4), "RT": fmt.Sprint(r * faTile), "RTP": fmt.Sprint(r * faWG),
-		"ACC":   fmt.Sprint(2 * r * cpt),
+		"ACC":  fmt.Sprint(2 * r * cpt),
+		"VPRE": fmt.Sprint(vp), "VP": fmt.Sprint(max(vp, 1)), "MP": fmt.Sprint((r*faTile + faWG - 1) / faWG),
 		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0", "SPLIT": "0",
 	}
 	ops := []wgslOperand{in("q", q), in("key", k), in("val", v)}
@@ -292,7 +303,7 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	part := scratch(dstRows * uint64(p.Splits) * uint64(p.Dv+2))
 	defs["SPLIT"] = "1"
 	sp := spec("flash_attn", faWG, p, defs, append(ops, out("part", part))...)
-	rdefs := map[string]string{"SINKS": "0"}
+	rdefs := map[string]string{"SINKS": "0", "MAXS": fmt.Sprint(faMaxSplits)}
 	rops := []wgslOperand{in("part", part)}
 	rtensors := []*tensor.Tensor{part}
 	if s != nil {
