@@ -56,6 +56,8 @@ func TestFlashAttnPaths(t *testing.T) {
 	require.True(t, IsScratch(ds[0].Tensors[len(ds[0].Tensors)-1]))
 	require.Same(t, ds[0].Tensors[len(ds[0].Tensors)-1], ds[1].Tensors[0])
 	require.Equal(t, "flash_attn_reduce", ds[1].Spec.Kernel)
+	require.Equal(t, uint32(128), p.Splits) // a tile each: 8 KV heads x 128 splits
+	require.Equal(t, "4", ds[0].Spec.Defines["VPRE"])
 	prompt := flashAttnNode(128, 128, 512, 32, 8, 512, tensor.F16, tensor.F16, true, false, 0, 0)
 	ds, err = Lower(prompt, l)
 	require.NoError(t, err)
@@ -65,6 +67,10 @@ func TestFlashAttnPaths(t *testing.T) {
 	require.Equal(t, uint32(2048/16*8), ds[0].Grid[0]) // 512 queries x 4 heads per KV head, 16 rows per workgroup
 	// The previous kernel, for A/B comparisons.
 	t.Setenv(EnvExperimentFA, "old")
+	ds, err = Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), l)
+	require.NoError(t, err)
+	require.Equal(t, uint32(32), ds[0].Params.(flashAttnParams).Splits)
+	require.Equal(t, "0", ds[0].Spec.Defines["VPRE"])
 	ds, err = Lower(prompt, l)
 	require.NoError(t, err)
 	require.Equal(t, "flash_attn", ds[0].Spec.Kernel)

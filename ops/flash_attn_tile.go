@@ -32,7 +32,8 @@ const faMaxAcc = 32
 
 // EnvExperimentFA selects the flash attention prompt kernel for A/B comparisons. It is
 // TEMPORARY, for measurements, and will go once the choice is settled: "old" takes the
-// previous kernel (flash_attn.wgsl) for prompts, "BRxBC" or "BRxBCxTR" (e.g. "16x64",
+// previous kernel (flash_attn.wgsl) for prompts and, for decoding, the previous split count
+// (256 workgroups) without the early V loads, "BRxBC" or "BRxBCxTR" (e.g. "16x64",
 // "32x64x8") forces that shape of the tiled kernel where it fits (TR, the rows per
 // invocation, 4 unless given); unset or anything else: the tiled kernel, shape chosen from
 // the workgroup memory limit.
