@@ -27,6 +27,13 @@ type faTiles struct {
 // faTileShapes are the (BR, BC, TR) shapes tried, in order of preference.
 var faTileShapes = [][3]int{{32, 64, 4}, {16, 64, 4}, {32, 32, 4}, {16, 32, 4}}
 
+// faMaxKPre and faMaxVPreTile bound the K staging items (32 floats each) and V staging
+// items (8 floats) an invocation loads ahead.
+const (
+	faMaxKPre     = 2
+	faMaxVPreTile = 8
+)
+
 // faMaxAcc bounds the output accumulators per invocation (TR rows of NV vec4).
 const faMaxAcc = 32
 
@@ -159,6 +166,14 @@ func lowerFlashAttnTile(t *tensor.Tensor, p flashAttnParams, tl faTiles, l *Limi
 		"QT": fmt.Sprint(d * tl.br / 4), "PT": fmt.Sprint(tl.bc * tl.br / 4), "RED": fmt.Sprint(wg),
 		"KVB":   fmt.Sprint(max(tl.dc*tl.bc, tl.vc*dv) / 4),
 		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0",
+	}
+	// Loads ahead (the next K chunk during the last V chunk, the first V chunk during the
+	// softmax) where the registers they take are few.
+	ki := (tl.bc/4*tl.dc/8 + wg - 1) / wg
+	vi := (tl.vc*dv/8 + wg - 1) / wg
+	defs["PRE"], defs["KI"], defs["VI"] = "0", fmt.Sprint(ki), fmt.Sprint(vi)
+	if ki <= faMaxKPre && vi <= faMaxVPreTile {
+		defs["PRE"] = "1"
 	}
 	if dv/4%(tl.bc/4) != 0 {
 		defs["VCLAMP"] = "1" // some invocations' last output column is past Dv

@@ -46,18 +46,67 @@ var<workgroup> live_now: u32;                 // a copy of live that the workgro
 
 #include flash_attn_io
 
-// kt_store writes elements 8c..8c+7 of the K rows of positions 4g..4g+3 (a, b, c, d)
-// transposed: kv[(8c + k) * CG + g] = (a[k], b[k], c[k], d[k]).
-fn kt_store(c: u32, g: u32, a: mat2x4<f32>, b: mat2x4<f32>, c2: mat2x4<f32>, d: mat2x4<f32>) {
-  let i = 8u * c * CG + g;
-  kv[i] = vec4<f32>(a[0].x, b[0].x, c2[0].x, d[0].x);
-  kv[i + CG] = vec4<f32>(a[0].y, b[0].y, c2[0].y, d[0].y);
-  kv[i + 2u * CG] = vec4<f32>(a[0].z, b[0].z, c2[0].z, d[0].z);
-  kv[i + 3u * CG] = vec4<f32>(a[0].w, b[0].w, c2[0].w, d[0].w);
-  kv[i + 4u * CG] = vec4<f32>(a[1].x, b[1].x, c2[1].x, d[1].x);
-  kv[i + 5u * CG] = vec4<f32>(a[1].y, b[1].y, c2[1].y, d[1].y);
-  kv[i + 6u * CG] = vec4<f32>(a[1].z, b[1].z, c2[1].z, d[1].z);
-  kv[i + 7u * CG] = vec4<f32>(a[1].w, b[1].w, c2[1].w, d[1].w);
+const KE = CG * (DC / 8u);  // K staging items of a chunk: four positions, eight elements
+const VE = VC * (HDV / 8u); // V staging items of a chunk: one position, eight elements
+
+// KRows are elements 8c..8c+7 of the K rows of four consecutive positions.
+struct KRows { a: mat2x4<f32>, b: mat2x4<f32>, c: mat2x4<f32>, d: mat2x4<f32> }
+
+// k_load reads K staging item e of the chunk at element dc of the tile at t0: positions
+// t0 + 4(e % CG).., elements dc + 8(e / CG)..; zeros past NKV (and for e past KE).
+fn k_load(kbase: u32, t0: u32, dc: u32, e: u32) -> KRows {
+  let pos = t0 + 4u * (e % CG);
+  let kb = kbase + pos * p.K.y + dc + 8u * (e / CG);
+  var w = KRows(mat2x4<f32>(), mat2x4<f32>(), mat2x4<f32>(), mat2x4<f32>());
+  if (e < KE) {
+    if (pos < p.NKV) { w.a = k8(kb); }
+    if (pos + 1u < p.NKV) { w.b = k8(kb + p.K.y); }
+    if (pos + 2u < p.NKV) { w.c = k8(kb + 2u * p.K.y); }
+    if (pos + 3u < p.NKV) { w.d = k8(kb + 3u * p.K.y); }
+  }
+  return w;
+}
+
+// k_store writes K staging item e transposed: kv[(8c + k) * CG + g] = (a[k], b[k], c[k], d[k])
+// for g = e % CG, c = e / CG (nothing for e past KE).
+fn k_store(e: u32, w: KRows) {
+  if (e >= KE) { return; }
+  let i = 8u * (e / CG) * CG + e % CG;
+  kv[i] = vec4<f32>(w.a[0].x, w.b[0].x, w.c[0].x, w.d[0].x);
+  kv[i + CG] = vec4<f32>(w.a[0].y, w.b[0].y, w.c[0].y, w.d[0].y);
+  kv[i + 2u * CG] = vec4<f32>(w.a[0].z, w.b[0].z, w.c[0].z, w.d[0].z);
+  kv[i + 3u * CG] = vec4<f32>(w.a[0].w, w.b[0].w, w.c[0].w, w.d[0].w);
+  kv[i + 4u * CG] = vec4<f32>(w.a[1].x, w.b[1].x, w.c[1].x, w.d[1].x);
+  kv[i + 5u * CG] = vec4<f32>(w.a[1].y, w.b[1].y, w.c[1].y, w.d[1].y);
+  kv[i + 6u * CG] = vec4<f32>(w.a[1].z, w.b[1].z, w.c[1].z, w.d[1].z);
+  kv[i + 7u * CG] = vec4<f32>(w.a[1].w, w.b[1].w, w.c[1].w, w.d[1].w);
+}
+
+#if PRE
+// k_fetch loads this invocation's K staging items of a chunk into registers; k_put stages them.
+fn k_fetch(kpre: ptr<function, array<KRows, {{KI}}>>, kbase: u32, t0: u32, dc: u32, lid: u32) {
+  for (var i = 0u; i < {{KI}}u; i = i + 1u) { (*kpre)[i] = k_load(kbase, t0, dc, lid + i * {{WG}}u); }
+}
+fn k_put(kpre: ptr<function, array<KRows, {{KI}}>>, lid: u32) {
+  for (var i = 0u; i < {{KI}}u; i = i + 1u) { k_store(lid + i * {{WG}}u, (*kpre)[i]); }
+}
+#endif
+
+// v_load reads V staging item e of the chunk at position t: elements 8(e % (HDV/8)).. of
+// position t + e / (HDV/8); zeros past NKV (and for e past VE).
+fn v_load(vbase: u32, t: u32, e: u32) -> mat2x4<f32> {
+  let pos = t + e / (HDV / 8u);
+  var w = mat2x4<f32>();
+  if (e < VE && pos < p.NKV) { w = v8(vbase + pos * p.V.y + 8u * (e % (HDV / 8u))); }
+  return w;
+}
+
+// v_store writes V staging item e: row e / (HDV/8) of the chunk, vec4 columns 2c, 2c + 1.
+fn v_store(e: u32, w: mat2x4<f32>) {
+  if (e >= VE) { return; }
+  let i = (e / (HDV / 8u)) * HV4 + 2u * (e % (HDV / 8u));
+  kv[i] = w[0];
+  kv[i + 1u] = w[1];
 }
 
 #if MASK
@@ -140,27 +189,35 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var o: array<vec4<f32>, {{NO}}>; // [TR][NV]
   for (var i = 0u; i < TR * NV; i = i + 1u) { o[i] = vec4<f32>(0.0); }
 
+#if PRE
+  var kpre: array<KRows, {{KI}}>; // the next K chunk, loaded ahead
+  k_fetch(&kpre, kbase, t_begin, 0u, lid);
+#endif
   for (var t0 = t_begin; t0 < t_end; t0 = t0 + BC) {
+#if MASK
+    // The softmax's mask values of the tile, loaded now so that they arrive during the scores.
+    var mk: array<f32, CPP>;
+    for (var k = 0u; k < CPP; k = k + 1u) {
+      let pos = t0 + CPP * sp + k;
+      mk[k] = 0.0;
+      if (pos < p.NKV) { mk[k] = mask_get(moff + pos); }
+    }
+#endif
     // Scores: the TR x 4 block of rows TR tr.., positions t0 + 4tc.., a K chunk at a time.
     var s: array<vec4<f32>, TR>;
     for (var i = 0u; i < TR; i = i + 1u) { s[i] = vec4<f32>(0.0); }
     for (var dc = 0u; dc < HD; dc = dc + DC) {
       workgroupBarrier(); // kv and pt are free
-      for (var e = lid; e < CG * (DC / 8u); e = e + {{WG}}u) {
-        let cg = e % CG;
-        let c = e / CG;
-        let pos = t0 + 4u * cg;
-        let kb = kbase + pos * p.K.y + dc + 8u * c;
-        var w0 = mat2x4<f32>();
-        var w1 = mat2x4<f32>();
-        var w2 = mat2x4<f32>();
-        var w3 = mat2x4<f32>();
-        if (pos < p.NKV) { w0 = k8(kb); }
-        if (pos + 1u < p.NKV) { w1 = k8(kb + p.K.y); }
-        if (pos + 2u < p.NKV) { w2 = k8(kb + 2u * p.K.y); }
-        if (pos + 3u < p.NKV) { w3 = k8(kb + 3u * p.K.y); }
-        kt_store(c, cg, w0, w1, w2, w3);
+#if PRE
+      if (dc == 0u) {
+        k_put(&kpre, lid);
+      } else {
+        k_fetch(&kpre, kbase, t0, dc, lid);
+        k_put(&kpre, lid);
       }
+#else
+      for (var e = lid; e < KE; e = e + {{WG}}u) { k_store(e, k_load(kbase, t0, dc, e)); }
+#endif
       workgroupBarrier();
       for (var d = 0u; d < DC; d = d + 1u) {
         let b = kv[d * CG + tc];
@@ -173,6 +230,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
       }
     }
+#if PRE
+    // The first V chunk, loaded now: it is staged while the softmax runs.
+    var vpre: array<mat2x4<f32>, {{VI}}>;
+    for (var i = 0u; i < {{VI}}u; i = i + 1u) { vpre[i] = v_load(vbase, t0, lid + i * {{WG}}u); }
+#endif
     for (var g = 0u; g < TG; g = g + 1u) {
       let i = 4u * g;
       let o0 = 4u * tc * RG + TG * tr + g;
@@ -181,7 +243,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       pt[o0 + 2u * RG] = vec4<f32>(s[i].z, s[i + 1u].z, s[i + 2u].z, s[i + 3u].z);
       pt[o0 + 3u * RG] = vec4<f32>(s[i].w, s[i + 1u].w, s[i + 2u].w, s[i + 3u].w);
     }
-    workgroupBarrier();
+    workgroupBarrier(); // scores written, kv free
+#if PRE
+    for (var i = 0u; i < {{VI}}u; i = i + 1u) { v_store(lid + i * {{WG}}u, vpre[i]); }
+#endif
 
     // Softmax: row sr, positions CPP sp..; softcap, mask, -Inf past NKV.
     var xs: array<f32, CPP>;
@@ -194,7 +259,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         x = pt[c * RG + sr / 4u][sr % 4u];
         if (p.Softcap != 0.0) { x = p.Softcap * tanh(x); }
 #if MASK
-        let mv = slope * mask_get(moff + pos);
+        let mv = slope * mk[k];
         x = select(x + mv, neg_inf(), is_neg_inf(mv));
 #endif
       }
@@ -221,17 +286,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
     // Accumulators: rescaled, then the tile's weighted V rows, VC at a time.
     for (var cc = 0u; cc < BC; cc = cc + VC) {
-      workgroupBarrier(); // pt and row_alpha written; kv free
-      for (var e = lid; e < VC * (HDV / 8u); e = e + {{WG}}u) {
-        let r = e / (HDV / 8u);
-        let c = e % (HDV / 8u);
-        let pos = t0 + cc + r;
-        var w = mat2x4<f32>();
-        if (pos < p.NKV) { w = v8(vbase + pos * p.V.y + 8u * c); }
-        kv[r * HV4 + 2u * c] = w[0];
-        kv[r * HV4 + 2u * c + 1u] = w[1];
+#if PRE
+      if (cc > 0u) {
+        workgroupBarrier(); // kv free
+        for (var e = lid; e < VE; e = e + {{WG}}u) { v_store(e, v_load(vbase, t0 + cc, e)); }
       }
+      workgroupBarrier(); // pt, row_alpha and the V chunk written
+      if (cc + VC >= BC && t0 + BC < t_end) {
+        k_fetch(&kpre, kbase, t0 + BC, 0u, lid); // the next tile's first K chunk
+      }
+#else
+      workgroupBarrier(); // pt and row_alpha written; kv free
+      for (var e = lid; e < VE; e = e + {{WG}}u) { v_store(e, v_load(vbase, t0 + cc, e)); }
       workgroupBarrier();
+#endif
       if (cc == 0u) {
         for (var i = 0u; i < TR; i = i + 1u) {
           let a = row_alpha[TR * tr + i];
