@@ -17,12 +17,15 @@ import (
 // sinks (src4) F32 [n_head], one extra logit per head with no value. Positions whose
 // (sloped) mask is -inf are left out, as the CPU does (their K and V are never used).
 //
-// One kernel computes a tile of R query rows that share a KV head against tiles of T KV
-// positions: the scaled Q rows sit in workgroup memory, each K and V tile is read once
-// for all R rows, the running max and sum per row in workgroup memory and the output
-// accumulators in registers. Prompts (n_q > faDecodeMaxQ) take the KV sequence whole in
-// one workgroup per row tile. Decoding (few queries) splits the KV sequence over
-// workgroups as well (flash-decoding): each writes its rows' partial max, sum and
+// Prompts (n_q > faDecodeMaxQ) take the tiled kernel (flash_attn_tile.go): workgroups of
+// 16 or 32 query rows of one KV head, register-blocked scores and output, the KV sequence
+// whole in each workgroup, tiles hidden by the mask skipped; head sizes whose Q rows do
+// not fit its workgroup memory (D 576) take the kernel below.
+// That kernel (flash_attn.wgsl) computes a tile of R query rows that share a KV head
+// against tiles of T KV positions: the scaled Q rows sit in workgroup memory, each K and
+// V tile is read once for all R rows, the running max and sum per row in workgroup memory
+// and the output accumulators in registers. Decoding (few queries) splits the KV sequence
+// over workgroups as well (flash-decoding): each writes its rows' partial max, sum and
 // accumulator to scratch memory (see ScratchBuffer) and a second dispatch combines them.
 
 type flashAttnParams struct {
