@@ -64,7 +64,7 @@ func TestFlashAttnPaths(t *testing.T) {
 	require.Len(t, ds, 1)
 	require.Equal(t, "flash_attn_tile", ds[0].Spec.Kernel)
 	require.Equal(t, 64, ds[0].Spec.Workgroup)
-	require.Equal(t, "1", ds[0].Spec.Defines["PRE"]) // loads ahead
+	require.Equal(t, "1", ds[0].Spec.Defines["PRE"])   // loads ahead
 	require.Equal(t, uint32(2048/16*8), ds[0].Grid[0]) // 512 queries x 4 heads per KV head, 16 rows per workgroup
 	// The previous kernel, for A/B comparisons.
 	t.Setenv(EnvExperimentFA, "old")
