@@ -225,7 +225,7 @@ func faMaskShaped(s faSpec) InitFunc {
 // 32, tiles of 32 or 64 positions): query counts and KV lengths not multiples of the tiles,
 // query rows of several heads in one workgroup (GQA 1, 4, 8), head sizes with several K
 // chunks or V column groups of unequal use, and masks that hide whole tiles (causal, sliding
-// window) or whole workgroups of rows.
+// window) or whole workgroups of rows; KV sequences long enough to be split.
 func faTileCases(with func(f func(s *faSpec)) faSpec) []*Case {
 	return []*Case{
 		faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nh, s.kv, s.nb, s.causal = 64, 64, 2, 200, 33, true })),
@@ -246,6 +246,13 @@ func faTileCases(with func(f func(s *faSpec)) faSpec) []*Case {
 		})),
 		faCase(with(func(s *faSpec) {
 			s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.typeK, s.typeV, s.causal = 112, 112, 1, 2, 90, 24, tensor.Q4_0, tensor.Q8_0, true
+		})),
+		// Few queries over a long KV sequence: the prompt kernel splits it over workgroups.
+		faCase(with(func(s *faSpec) {
+			s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.sinks, s.causal = 64, 64, 1, 2, 2048, 16, true, true
+		})),
+		faCase(with(func(s *faSpec) {
+			s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.deadFrom, s.window = 128, 128, 2, 1, 1500, 12, 6, 300
 		})),
 	}
 }

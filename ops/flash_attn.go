@@ -106,6 +106,7 @@ func flashAttnExamples() []*tensor.Tensor {
 	ex = append(ex,
 		flashAttnNode(64, 64, 16, 4, 1, 50, tensor.Q4_0, tensor.Q8_0, true, false, 0, 0),
 		flashAttnNode(96, 64, 12, 2, 2, 70, tensor.F32, tensor.F32, true, true, 0, 20),
+		flashAttnNode(64, 64, 16, 4, 1, 2000, tensor.F16, tensor.F16, true, true, 0, 0), // split KV
 	)
 	// K and V element by element (rows not 16-byte aligned).
 	for _, nq := range []int64{2, 16} { // decode and prompt
@@ -313,6 +314,16 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	part := scratch(dstRows * uint64(p.Splits) * uint64(p.Dv+2))
 	defs["SPLIT"] = "1"
 	sp := spec("flash_attn", faWG, p, defs, append(ops, out("part", part))...)
+	return []Dispatch{
+		{Spec: sp, Tensors: append(tensors, part), Params: p, Grid: grid},
+		faReduce(t, p, part, l),
+	}, nil
+}
+
+// faReduce is the dispatch that combines the splits' partial results in part (and the
+// sinks) into dst.
+func faReduce(t *tensor.Tensor, p flashAttnParams, part *tensor.Tensor, l *Limits) Dispatch {
+	s := t.Src[4]
 	rdefs := map[string]string{"SINKS": "0", "MAXS": fmt.Sprint(faMaxSplits)}
 	rops := []wgslOperand{in("part", part)}
 	rtensors := []*tensor.Tensor{part}
@@ -322,8 +333,6 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		rtensors = append(rtensors, s)
 	}
 	rs := spec("flash_attn_reduce", 64, p, rdefs, append(rops, out("dst", t))...)
-	return []Dispatch{
-		{Spec: sp, Tensors: append(tensors, part), Params: p, Grid: grid},
-		{Spec: rs, Tensors: append(rtensors, t), Params: p, Grid: grid1D(dstRows, l)},
-	}, nil
+	dstRows := uint64(p.NHead) * uint64(p.NQ) * uint64(p.NSeq)
+	return Dispatch{Spec: rs, Tensors: append(rtensors, t), Params: p, Grid: grid1D(dstRows, l)}
 }

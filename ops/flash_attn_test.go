@@ -66,6 +66,14 @@ func TestFlashAttnPaths(t *testing.T) {
 	require.Equal(t, 64, ds[0].Spec.Workgroup)
 	require.Equal(t, "1", ds[0].Spec.Defines["PRE"])   // loads ahead
 	require.Equal(t, uint32(2048/16*8), ds[0].Grid[0]) // 512 queries x 4 heads per KV head, 16 rows per workgroup
+	// Few queries over a long sequence: split over workgroups, the reduction combines.
+	ds, err = Lower(flashAttnNode(128, 128, 16, 32, 8, 4096, tensor.F16, tensor.F16, true, true, 0, 0), l)
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	require.Equal(t, "flash_attn_tile", ds[0].Spec.Kernel)
+	require.Equal(t, "1", ds[0].Spec.Defines["SPLIT"])
+	require.Equal(t, uint32(8), ds[0].Params.(flashAttnParams).Splits) // 32 row tiles x 8 splits of 8 tiles
+	require.Equal(t, "flash_attn_reduce", ds[1].Spec.Kernel)
 	// The previous kernel, for A/B comparisons.
 	t.Setenv(EnvExperimentFA, "old")
 	ds, err = Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), l)

@@ -34,6 +34,13 @@ const (
 	faMaxVPreTile = 8
 )
 
+// faTileTargetGroups is the workgroups below which the prompt kernel splits the KV
+// sequence too; faTileSplitMin is the fewest tiles a split takes.
+const (
+	faTileTargetGroups = 256
+	faTileSplitMin     = 4
+)
+
 // faMaxAcc bounds the output accumulators per invocation (TR rows of NV vec4).
 const faMaxAcc = 32
 
@@ -158,14 +165,13 @@ func lowerFlashAttnTile(t *tensor.Tensor, p flashAttnParams, tl faTiles, l *Limi
 	d, dv := int(q.Ne[0]), int(v.Ne[0])
 	wg := tl.wg()
 	p.Groups = (p.Rows + uint32(tl.br) - 1) / uint32(tl.br)
-	p.Splits, p.Chunk = 1, p.NKV
 	defs := map[string]string{
 		"BR": fmt.Sprint(tl.br), "BC": fmt.Sprint(tl.bc), "HD": fmt.Sprint(d), "HDV": fmt.Sprint(dv),
 		"TR": fmt.Sprint(tl.tr), "DC": fmt.Sprint(tl.dc), "VC": fmt.Sprint(tl.vc), "NV": fmt.Sprint(tl.nv),
 		"NO": fmt.Sprint(tl.tr * tl.nv), "VCLAMP": "0",
 		"QT": fmt.Sprint(d * tl.br / 4), "PT": fmt.Sprint(tl.bc * tl.br / 4), "RED": fmt.Sprint(wg),
 		"KVB":   fmt.Sprint(max(tl.dc*tl.bc, tl.vc*dv) / 4),
-		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0",
+		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0", "SPLIT": "0",
 	}
 	// Loads ahead (the next K chunk during the last V chunk, the first V chunk during the
 	// softmax) where the registers they take are few.
@@ -192,12 +198,36 @@ func lowerFlashAttnTile(t *tensor.Tensor, p flashAttnParams, tl faTiles, l *Limi
 		ops = append(ops, in("mask", m))
 		tensors = append(tensors, m)
 	}
-	if s != nil {
-		defs["SINKS"] = "1"
-		ops = append(ops, in("sinks", s))
-		tensors = append(tensors, s)
-	}
 	groups := uint64(p.Groups) * uint64(p.NHeadKV) * uint64(p.NSeq)
-	sp := spec("flash_attn_tile", wg, p, defs, append(ops, out("dst", t))...)
-	return []Dispatch{{Spec: sp, Tensors: append(tensors, t), Params: p, Grid: grid1D(groups, l)}}
+	// Few row tiles (tens of queries) over a long KV sequence: the sequence is split over
+	// workgroups too, a few tiles each at least, as for decoding.
+	tiles := (p.NKV + uint32(tl.bc) - 1) / uint32(tl.bc)
+	splits := uint32(1)
+	dstRows := uint64(p.NHead) * uint64(p.NQ) * uint64(p.NSeq)
+	if groups < faTileTargetGroups && tiles >= 2*faTileSplitMin {
+		splits = min(uint32((faTileTargetGroups+groups-1)/groups), tiles/faTileSplitMin, faMaxSplits)
+		for splits > 1 && 4*dstRows*uint64(splits)*uint64(p.Dv+2)+256 > l.MaxBinding {
+			splits /= 2
+		}
+	}
+	p.Chunk = (tiles + splits - 1) / splits * uint32(tl.bc)
+	p.Splits = max((p.NKV+p.Chunk-1)/p.Chunk, 1)
+	grid := grid1D(groups, l)
+	grid[2] = p.Splits
+	if p.Splits == 1 {
+		if s != nil {
+			defs["SINKS"] = "1"
+			ops = append(ops, in("sinks", s))
+			tensors = append(tensors, s)
+		}
+		sp := spec("flash_attn_tile", wg, p, defs, append(ops, out("dst", t))...)
+		return []Dispatch{{Spec: sp, Tensors: append(tensors, t), Params: p, Grid: grid}}
+	}
+	part := scratch(dstRows * uint64(p.Splits) * uint64(p.Dv+2))
+	defs["SPLIT"] = "1"
+	sp := spec("flash_attn_tile", wg, p, defs, append(ops, out("part", part))...)
+	return []Dispatch{
+		{Spec: sp, Tensors: append(tensors, part), Params: p, Grid: grid},
+		faReduce(t, p, part, l),
+	}
 }

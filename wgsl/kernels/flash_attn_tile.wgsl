@@ -167,13 +167,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let moff = (sj % p.NQ) * p.M.y + (sh % p.Me.z) * p.M.z + (seq % p.Me.w) * p.M.w;
   // The tiles that some row sees: masked tiles at the end (causal masks) and at the start
   // (sliding windows) are skipped.
-  var t_begin = 0u;
-  var t_end = (p.NKV + BC - 1u) / BC * BC;
+  // SPLIT: this workgroup's share of the KV sequence, Chunk positions (whole tiles) from
+  // wid.z * Chunk.
+  var t_begin = wid.z * p.Chunk;
+  var t_end = min(t_begin + p.Chunk, (p.NKV + BC - 1u) / BC * BC);
 #if MASK
   if (lid == 0u) { atomicStore(&live, 0u); }
   workgroupBarrier();
   loop {
-    if (t_end == 0u || tile_live(t_end - BC, moff, sp, lid)) { break; }
+    if (t_end <= t_begin || tile_live(t_end - BC, moff, sp, lid)) { break; }
     t_end = t_end - BC;
   }
   loop {
@@ -349,6 +351,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     a = select(exp(m - mn), 0.0, is_neg_inf(m));
     l = l * a + exp(sk - mn);
 #endif
+#if SPLIT
+    // The row's partial result: max, sum, accumulators (flash_attn_reduce.wgsl).
+    let b = (row * p.Splits + wid.z) * (HDV + 2u);
+    if (tc == 0u) {
+      part_set(b, row_m[r]);
+      part_set(b + 1u, l);
+    }
+    for (var jv = 0u; jv < NV; jv = jv + 1u) {
+      let col = tc + CG * jv;
+      if (col < HV4) {
+        let v = o[i * NV + jv];
+        for (var k = 0u; k < 4u; k = k + 1u) { part_set(b + 2u + 4u * col + k, v[k]); }
+      }
+    }
+#else
     let inv = select(a / l, 0.0, l == 0.0);
     for (var jv = 0u; jv < NV; jv = jv + 1u) {
       let col = tc + CG * jv;
@@ -357,5 +374,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var k = 0u; k < 4u; k = k + 1u) { dst_set(row * HDV + 4u * col + k, v[k]); }
       }
     }
+#endif
   }
 }
