@@ -250,7 +250,10 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	splits := uint32(1)
 	dstRows := uint64(p.NHead) * uint64(p.NQ) * uint64(p.NSeq)
 	target := uint64(faTargetGroups)
-	if exp.old {
+	switch {
+	case exp.groups > 0:
+		target = exp.groups
+	case exp.old:
 		target = faOldTargetGroups
 	}
 	if p.NQ <= faDecodeMaxQ && tiles > 1 && groups < target {

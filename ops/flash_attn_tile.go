@@ -44,43 +44,57 @@ const (
 // faMaxAcc bounds the output accumulators per invocation (TR rows of NV vec4).
 const faMaxAcc = 32
 
-// EnvExperimentFA selects the flash attention prompt kernel for A/B comparisons. It is
-// TEMPORARY, for measurements, and will go once the choice is settled: "old" takes the
-// previous kernel (flash_attn.wgsl) for prompts and, for decoding, the previous split count
-// (256 workgroups) without the early V loads, "BRxBC" or "BRxBCxTR" (e.g. "16x64",
-// "32x64x8") forces that shape of the tiled kernel where it fits (TR, the rows per
-// invocation, 4 unless given); unset or anything else: the tiled kernel, shape chosen from
-// the workgroup memory limit.
+// EnvExperimentFA selects flash attention kernels and tunings for A/B comparisons. It is
+// TEMPORARY, for measurements, and will go once the choices are settled. Comma-separated
+// settings: "old" takes the previous kernel (flash_attn.wgsl) for prompts and, for
+// decoding, the previous split count (256 workgroups) without the early V loads;
+// "BRxBC" or "BRxBCxTR" (e.g. "16x64", "32x64x8") forces that shape of the tiled prompt
+// kernel where it fits (TR, the rows per invocation, 4 unless given); "groups=N" sets the
+// workgroups the decoding path's KV split aims for (default faTargetGroups). Unset: the
+// tiled kernel, its shape chosen from the workgroup memory limit.
 const EnvExperimentFA = "GGML_WGPU_EXPERIMENT_FA"
 
-// faExperiment reads EnvExperimentFA: old reports "old"; shape a forced (BR, BC) or zero.
+// faExperiment reads EnvExperimentFA (unknown settings are ignored).
 func faExperiment() (exp faChoice) {
-	v := strings.TrimSpace(os.Getenv(EnvExperimentFA))
-	if v == "old" {
-		return faChoice{old: true}
-	}
-	f := strings.Split(v, "x")
-	if len(f) == 2 {
-		f = append(f, "4")
-	}
-	if len(f) == 3 {
+	for _, v := range strings.Split(os.Getenv(EnvExperimentFA), ",") {
+		v = strings.TrimSpace(v)
+		if v == "old" {
+			exp.old = true
+			continue
+		}
+		if g, ok := strings.CutPrefix(v, "groups="); ok {
+			if n, err := strconv.Atoi(g); err == nil && n > 0 {
+				exp.groups = uint64(n)
+			}
+			continue
+		}
+		f := strings.Split(v, "x")
+		if len(f) == 2 {
+			f = append(f, "4")
+		}
+		if len(f) != 3 {
+			continue
+		}
 		var shape [3]int
+		ok := true
 		for i, x := range f {
 			n, err := strconv.Atoi(x)
-			if err != nil {
-				return exp
-			}
+			ok = ok && err == nil
 			shape[i] = n
 		}
-		exp.shape = shape
+		if ok {
+			exp.shape = shape
+		}
 	}
 	return exp
 }
 
-// faChoice is the experiment's choice of prompt kernel (see EnvExperimentFA).
+// faChoice is the experiment's choice (see EnvExperimentFA): the previous kernels, a
+// forced prompt shape (BR, BC, TR), the decoding split's target workgroups (0: default).
 type faChoice struct {
-	old   bool
-	shape [3]int
+	old    bool
+	shape  [3]int
+	groups uint64
 }
 
 // faTileStorage returns the workgroup memory in bytes of the tiled kernel for head size d,
