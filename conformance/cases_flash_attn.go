@@ -32,8 +32,11 @@ type faSpec struct {
 	prec       int32
 	typeK      tensor.Type
 	typeV      tensor.Type
-	permute    bool // Q, K and V created permuted (0, 2, 1, 3)
-	vOfK       bool // V a view of K (DeepSeek's MLA)
+	causal     bool  // query i sees positions <= kv - nb + i (llama's causal mask)
+	window     int64 // > 0: and only the window positions before that (sliding window)
+	deadFrom   int64 // > 0: queries from this one on see no position
+	permute    bool  // Q, K and V created permuted (0, 2, 1, 3)
+	vOfK       bool  // V a view of K (DeepSeek's MLA)
 }
 
 func faCases() []*Case {
@@ -88,6 +91,9 @@ func faCases() []*Case {
 		}
 		cs = append(cs, faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nb, s.typeK, s.typeV = 72, 72, 3, ty, ty })))
 	}
+	cs = append(cs, faTileCases(with)...)
+	// Decoding over a long KV sequence: more splits than the reduction's workgroup.
+	cs = append(cs, faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nh, s.kv, s.nb, s.sinks, s.causal = 64, 64, 1, 4096, 2, true, true })))
 	cs = append(cs,
 		faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nb, s.typeK, s.typeV = 128, 128, 1, tensor.Q8_0, f16 })),
 		faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nb, s.typeK, s.typeV = 128, 128, 32, f16, tensor.Q4_0 })),
@@ -116,6 +122,15 @@ func faCase(s faSpec) *Case {
 	}
 	if s.vOfK {
 		name += ",v_view_of_k"
+	}
+	if s.causal {
+		name += ",causal"
+	}
+	if s.window > 0 {
+		name += fmt.Sprintf(",window=%d", s.window)
+	}
+	if s.deadFrom > 0 {
+		name += fmt.Sprintf(",masked_from=%d", s.deadFrom)
 	}
 	name += ")"
 	types := fmt.Sprintf("f32, K %s, V %s", s.typeK, s.typeV)
@@ -161,7 +176,7 @@ func faCase(s faSpec) *Case {
 					n3 = 1
 				}
 				m = b.New("m", f16, s.kv, s.nb, 1, n3)
-				b.Init(m, faMask(s.kv, s.nb, s.fullMasked))
+				b.Init(m, faMaskShaped(s))
 			}
 			out := l.FlashAttnExt(ctx, q, k, v, m, float32(1/math.Sqrt(float64(hsk))), s.maxBias, s.softcap)
 			if s.sinks {
@@ -186,6 +201,59 @@ func faMask(kv, nb int64, row0 bool) InitFunc {
 			}
 		}
 		return v
+	}
+}
+
+// faMaskShaped is faMask with the spec's causal mask, sliding window and fully masked
+// queries on top.
+func faMaskShaped(s faSpec) InitFunc {
+	base := faMask(s.kv, s.nb, s.fullMasked)
+	return func(r *rand.Rand, n int) []float32 {
+		v := base(r, n)
+		for i := range v {
+			pos, q := int64(i)%s.kv, (int64(i)/s.kv)%s.nb
+			last := s.kv - s.nb + q // the query's position
+			if s.causal && pos > last || s.window > 0 && pos <= last-s.window || s.deadFrom > 0 && q >= s.deadFrom {
+				v[i] = float32(math.Inf(-1))
+			}
+		}
+		return v
+	}
+}
+
+// faTileCases exercise the edges of the prompt kernel's tiling (rows per workgroup 16 or
+// 32, tiles of 32 or 64 positions): query counts and KV lengths not multiples of the tiles,
+// query rows of several heads in one workgroup (GQA 1, 4, 8), head sizes with several K
+// chunks or V column groups of unequal use, and masks that hide whole tiles (causal, sliding
+// window) or whole workgroups of rows; KV sequences long enough to be split.
+func faTileCases(with func(f func(s *faSpec)) faSpec) []*Case {
+	return []*Case{
+		faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nh, s.kv, s.nb, s.causal = 64, 64, 2, 200, 33, true })),
+		faCase(with(func(s *faSpec) {
+			s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.causal, s.window = 128, 128, 1, 4, 300, 45, true, 64
+		})),
+		faCase(with(func(s *faSpec) {
+			s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.deadFrom, s.sinks = 80, 80, 2, 2, 150, 64, 24, true
+		})),
+		faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.deadFrom = 64, 64, 1, 1, 70, 40, 8 })),
+		faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.causal = 256, 256, 1, 8, 130, 12, true })),
+		faCase(with(func(s *faSpec) {
+			s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.maxBias, s.causal = 128, 128, 1, 8, 77, 17, 8, true
+		})),
+		faCase(with(func(s *faSpec) { s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.mask = 40, 40, 3, 1, 65, 9, false })),
+		faCase(with(func(s *faSpec) {
+			s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.softcap, s.sinks = 192, 128, 1, 4, 96, 20, 10, true
+		})),
+		faCase(with(func(s *faSpec) {
+			s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.typeK, s.typeV, s.causal = 112, 112, 1, 2, 90, 24, tensor.Q4_0, tensor.Q8_0, true
+		})),
+		// Few queries over a long KV sequence: the prompt kernel splits it over workgroups.
+		faCase(with(func(s *faSpec) {
+			s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.sinks, s.causal = 64, 64, 1, 2, 2048, 16, true, true
+		})),
+		faCase(with(func(s *faSpec) {
+			s.hsk, s.hsv, s.nh, s.nr2, s.kv, s.nb, s.deadFrom, s.window = 128, 128, 2, 1, 1500, 12, 6, 300
+		})),
 	}
 }
 

@@ -17,12 +17,15 @@ import (
 // sinks (src4) F32 [n_head], one extra logit per head with no value. Positions whose
 // (sloped) mask is -inf are left out, as the CPU does (their K and V are never used).
 //
-// One kernel computes a tile of R query rows that share a KV head against tiles of T KV
-// positions: the scaled Q rows sit in workgroup memory, each K and V tile is read once
-// for all R rows, the running max and sum per row in workgroup memory and the output
-// accumulators in registers. Prompts (n_q > faDecodeMaxQ) take the KV sequence whole in
-// one workgroup per row tile. Decoding (few queries) splits the KV sequence over
-// workgroups as well (flash-decoding): each writes its rows' partial max, sum and
+// Prompts (n_q > faDecodeMaxQ) take the tiled kernel (flash_attn_tile.go): workgroups of
+// 16 or 32 query rows of one KV head, register-blocked scores and output, the KV sequence
+// whole in each workgroup, tiles hidden by the mask skipped; head sizes whose Q rows do
+// not fit its workgroup memory (D 576) take the kernel below.
+// That kernel (flash_attn.wgsl) computes a tile of R query rows that share a KV head
+// against tiles of T KV positions: the scaled Q rows sit in workgroup memory, each K and
+// V tile is read once for all R rows, the running max and sum per row in workgroup memory
+// and the output accumulators in registers. Decoding (few queries) splits the KV sequence
+// over workgroups as well (flash-decoding): each writes its rows' partial max, sum and
 // accumulator to scratch memory (see ScratchBuffer) and a second dispatch combines them.
 
 type flashAttnParams struct {
@@ -53,10 +56,16 @@ const (
 	faPart = faWG / faTile
 	// faDecodeMaxQ is the most queries that take the split (decoding) path.
 	faDecodeMaxQ = 8
-	// faTargetGroups is the workgroups the decoding path aims for (KV splits times row tiles).
-	faTargetGroups = 256
-	// faMaxSplits bounds the KV splits.
+	// faTargetGroups is the workgroups the decoding path aims for (KV splits times row
+	// tiles): enough that a long KV sequence gives each workgroup a tile or two, whose
+	// loads then overlap across workgroups rather than follow each other in one.
+	faTargetGroups = 1024
+	// faOldTargetGroups is the previous target, taken with EnvExperimentFA=old (TEMPORARY).
+	faOldTargetGroups = 256
+	// faMaxSplits bounds the KV splits (the reduction's workgroup memory holds a weight each).
 	faMaxSplits = 256
+	// faMaxVPre bounds the V rows a thread loads at the start of a tile (registers).
+	faMaxVPre = 4
 )
 
 // faPrecisions are the accumulator precisions handled (op_params[3]): GGML_PREC_DEFAULT
@@ -93,12 +102,20 @@ func flashAttnExamples() []*tensor.Tensor {
 		flashAttnNode(576, 512, 1, 16, 1, 64, tensor.F16, tensor.F16, true, false, 0, 0),
 		flashAttnNode(40, 40, 9, 2, 2, 33, tensor.F16, tensor.F16, true, false, 0, 0),
 	}
+	// The tiled prompt kernel with quantized K and V, and with F32 ones.
+	ex = append(ex,
+		flashAttnNode(64, 64, 16, 4, 1, 50, tensor.Q4_0, tensor.Q8_0, true, false, 0, 0),
+		flashAttnNode(96, 64, 12, 2, 2, 70, tensor.F32, tensor.F32, true, true, 0, 20),
+		flashAttnNode(64, 64, 16, 4, 1, 2000, tensor.F16, tensor.F16, true, true, 0, 0), // split KV
+	)
 	// K and V element by element (rows not 16-byte aligned).
-	odd := flashAttnNode(64, 64, 2, 2, 2, 20, tensor.F16, tensor.F16, false, false, 0, 0)
-	odd.Src[1].Nb[1] += 2
-	odd.Src[1].Nb[2] = odd.Src[1].Nb[1] * 20
-	odd.Src[1].Nb[3] = odd.Src[1].Nb[2] * 2
-	ex = append(ex, odd)
+	for _, nq := range []int64{2, 16} { // decode and prompt
+		odd := flashAttnNode(64, 64, nq, 2, 2, 20, tensor.F16, tensor.F16, false, false, 0, 0)
+		odd.Src[1].Nb[1] += 2
+		odd.Src[1].Nb[2] = odd.Src[1].Nb[1] * 20
+		odd.Src[1].Nb[3] = odd.Src[1].Nb[2] * 2
+		ex = append(ex, odd)
+	}
 	for _, q := range quantTypes {
 		d := int64(max(64, q.BlockElems()))
 		ex = append(ex, flashAttnNode(d, d, 1, 4, 1, 50, q, q, true, false, 0, 0))
@@ -213,6 +230,12 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		m1 := float32(math.Pow(2, -float64(maxBias/2)/float64(nLog2)))
 		p.L0, p.L1 = float32(math.Log2(float64(m0))), float32(math.Log2(float64(m1)))
 	}
+	exp := faExperiment()
+	if p.NQ > faDecodeMaxQ {
+		if tl, ok := faPromptTiles(q.Ne[0], v.Ne[0], l, exp); ok {
+			return lowerFlashAttnTile(t, p, tl, l), nil
+		}
+	}
 	want := p.Rows
 	if p.NQ <= faDecodeMaxQ {
 		want = min(want, 8)
@@ -226,8 +249,15 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	tiles := (p.NKV + faTile - 1) / faTile
 	splits := uint32(1)
 	dstRows := uint64(p.NHead) * uint64(p.NQ) * uint64(p.NSeq)
-	if p.NQ <= faDecodeMaxQ && tiles > 1 && groups < faTargetGroups {
-		splits = min(tiles, uint32((faTargetGroups+groups-1)/groups), faMaxSplits)
+	target := uint64(faTargetGroups)
+	switch {
+	case exp.groups > 0:
+		target = exp.groups
+	case exp.old:
+		target = faOldTargetGroups
+	}
+	if p.NQ <= faDecodeMaxQ && tiles > 1 && groups < target {
+		splits = min(tiles, uint32((target+groups-1)/groups), faMaxSplits)
 		// the partial results must fit one binding
 		for splits > 1 && 4*dstRows*uint64(splits)*uint64(p.Dv+2)+256 > l.MaxBinding {
 			splits /= 2
@@ -244,10 +274,17 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		ncgw = (ncg + cpt - 1) / cpt
 	}
 	p.NCGW, p.TP = uint32(ncgw), uint32(faWG/ncgw)
+	// V rows loaded at the start of each tile: the ceil(T / TP) of each thread when there
+	// are few (one group of eight columns per thread, Dv <= 128); else loaded as accumulated.
+	vp := 0
+	if cpt == 1 && (faTile+int(p.TP)-1)/int(p.TP) <= faMaxVPre && !exp.old {
+		vp = (faTile + int(p.TP) - 1) / int(p.TP)
+	}
 	defs := map[string]string{
 		"R": fmt.Sprint(r), "T": fmt.Sprint(faTile), "P": fmt.Sprint(faPart),
 		"CPT": fmt.Sprint(cpt), "QS": fmt.Sprint(r * faHeadClass(q.Ne[0], v.Ne[0]) / 4), "RT": fmt.Sprint(r * faTile), "RTP": fmt.Sprint(r * faWG),
-		"ACC":   fmt.Sprint(2 * r * cpt),
+		"ACC":  fmt.Sprint(2 * r * cpt),
+		"VPRE": fmt.Sprint(vp), "VP": fmt.Sprint(max(vp, 1)), "MP": fmt.Sprint((r*faTile + faWG - 1) / faWG),
 		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0", "SPLIT": "0",
 	}
 	ops := []wgslOperand{in("q", q), in("key", k), in("val", v)}
@@ -280,7 +317,17 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	part := scratch(dstRows * uint64(p.Splits) * uint64(p.Dv+2))
 	defs["SPLIT"] = "1"
 	sp := spec("flash_attn", faWG, p, defs, append(ops, out("part", part))...)
-	rdefs := map[string]string{"SINKS": "0"}
+	return []Dispatch{
+		{Spec: sp, Tensors: append(tensors, part), Params: p, Grid: grid},
+		faReduce(t, p, part, l),
+	}, nil
+}
+
+// faReduce is the dispatch that combines the splits' partial results in part (and the
+// sinks) into dst.
+func faReduce(t *tensor.Tensor, p flashAttnParams, part *tensor.Tensor, l *Limits) Dispatch {
+	s := t.Src[4]
+	rdefs := map[string]string{"SINKS": "0", "MAXS": fmt.Sprint(faMaxSplits)}
 	rops := []wgslOperand{in("part", part)}
 	rtensors := []*tensor.Tensor{part}
 	if s != nil {
@@ -289,8 +336,6 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		rtensors = append(rtensors, s)
 	}
 	rs := spec("flash_attn_reduce", 64, p, rdefs, append(rops, out("dst", t))...)
-	return []Dispatch{
-		{Spec: sp, Tensors: append(tensors, part), Params: p, Grid: grid},
-		{Spec: rs, Tensors: append(rtensors, t), Params: p, Grid: grid1D(dstRows, l)},
-	}, nil
+	dstRows := uint64(p.NHead) * uint64(p.NQ) * uint64(p.NSeq)
+	return Dispatch{Spec: rs, Tensors: append(rtensors, t), Params: p, Grid: grid1D(dstRows, l)}
 }

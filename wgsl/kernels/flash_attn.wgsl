@@ -21,26 +21,7 @@ var<workgroup> row_a: array<f32, R>;          // the tile's rescale of the accum
 var<workgroup> row_mask: array<u32, R>;       // mask row offset
 var<workgroup> row_slope: array<f32, R>;      // ALiBi slope
 
-// -Inf (the CPU's -INFINITY), made from its bits, and the test for it.
-fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u); }
-fn is_neg_inf(x: f32) -> bool { return bitcast<u32>(x) == 0xff800000u; }
-
-#if VEC_K
-fn k8(i: u32) -> mat2x4<f32> { return key_get8(i); }
-#else
-fn k8(i: u32) -> mat2x4<f32> {
-  return mat2x4<f32>(vec4<f32>(key_get(i), key_get(i + 1u), key_get(i + 2u), key_get(i + 3u)),
-                     vec4<f32>(key_get(i + 4u), key_get(i + 5u), key_get(i + 6u), key_get(i + 7u)));
-}
-#endif
-#if VEC_V
-fn v8(i: u32) -> mat2x4<f32> { return val_get8(i); }
-#else
-fn v8(i: u32) -> mat2x4<f32> {
-  return mat2x4<f32>(vec4<f32>(val_get(i), val_get(i + 1u), val_get(i + 2u), val_get(i + 3u)),
-                     vec4<f32>(val_get(i + 4u), val_get(i + 5u), val_get(i + 6u), val_get(i + 7u)));
-}
-#endif
+#include flash_attn_io
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -91,6 +72,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let slot = lid % p.NCGW;
   let tp = lid / p.NCGW; // the positions this thread accumulates: tp, tp + TP, ...
   for (var t0 = c0; t0 < c1; t0 = t0 + T) {
+#if VPRE
+    // This thread's V rows of the tile, loaded now so that their latency overlaps the scores.
+    var vpre: array<mat2x4<f32>, {{VP}}>;
+    for (var k = 0u; k < {{VP}}u; k = k + 1u) {
+      let t = tp + k * p.TP;
+      vpre[k] = mat2x4<f32>();
+      if (tp < p.TP && t < T && t0 + t < c1) { vpre[k] = v8(vbase + (t0 + t) * p.V.y + 8u * slot); }
+    }
+#endif
+#if MASK
+    // The mask values this thread scores (element e = lid + i WG of [R][T]), loaded early too.
+    var mpre: array<f32, {{MP}}>;
+    for (var i = 0u; i < {{MP}}u; i = i + 1u) {
+      let e = lid + i * {{WG}}u;
+      mpre[i] = 0.0;
+      if (e < R * T && t0 + e % T < c1) { mpre[i] = mask_get(row_mask[e / T] + t0 + e % T); }
+    }
+#endif
     // Partial dot products: chunks part, part + P, ... of eight elements.
     var s: array<f32, R>;
     for (var r = 0u; r < R; r = r + 1u) { s[r] = 0.0; }
@@ -107,7 +106,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var r = 0u; r < R; r = r + 1u) { part_dot[(r * T + ts) * P + share] = s[r]; }
     workgroupBarrier();
     // Scores: the parts added, softcap, mask; -Inf for masked and absent positions.
-    for (var e = lid; e < R * T; e = e + {{WG}}u) {
+    for (var i = 0u; i < {{MP}}u; i = i + 1u) {
+      let e = lid + i * {{WG}}u;
+      if (e >= R * T) { break; }
       let r = e / T;
       let pos = t0 + e % T;
       var x = neg_inf();
@@ -117,7 +118,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (p.Softcap != 0.0) { d = p.Softcap * tanh(d); }
         x = d;
 #if MASK
-        let mv = row_slope[r] * mask_get(row_mask[r] + pos);
+        let mv = row_slope[r] * mpre[i];
         x = select(d + mv, neg_inf(), is_neg_inf(mv));
 #endif
       }
@@ -159,6 +160,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           acc[i + 1u] = acc[i + 1u] * a;
         }
       }
+#if VPRE
+      for (var k = 0u; k < {{VP}}u; k = k + 1u) {
+        let t = tp + k * p.TP;
+        if (t < T && t0 + t < c1) {
+          let vv = vpre[k]; // one group of eight columns (CPT 1), slot < ncg
+          for (var r = 0u; r < R; r = r + 1u) {
+            let w = ps[r * T + t];
+            acc[2u * r] = acc[2u * r] + select(vec4<f32>(0.0), w * vv[0], w != 0.0);
+            acc[2u * r + 1u] = acc[2u * r + 1u] + select(vec4<f32>(0.0), w * vv[1], w != 0.0);
+          }
+        }
+      }
+#else
       for (var t = tp; t < T && t0 + t < c1; t = t + p.TP) {
         let vb = vbase + (t0 + t) * p.V.y;
         for (var c = 0u; c < CPT; c = c + 1u) {
@@ -174,6 +188,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           }
         }
       }
+#endif
     }
     workgroupBarrier();
   }

@@ -1,0 +1,247 @@
+package ops
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
+
+// The prompt kernel (wgsl/kernels/flash_attn_tile.wgsl): a workgroup of BR*BC/(4 TR)
+// invocations takes BR query rows of one KV head against tiles of BC KV positions; Q
+// (transposed, f32), the tile's scores and a staging buffer for K and V chunks sit in
+// workgroup memory, each invocation computes a TR x 4 block of scores and TR rows of
+// NV vec4 output columns in registers.
+
+// faTiles is a shape of the prompt kernel.
+type faTiles struct {
+	br, bc int // query rows per workgroup, KV positions per tile
+	tr     int // rows per invocation: 4 or 8
+	dc     int // K elements staged at a time (divides D, a multiple of 8)
+	vc     int // V rows staged at a time (a power of two dividing bc)
+	nv     int // output vec4 columns per invocation and row
+}
+
+// faTileShapes are the (BR, BC, TR) shapes tried, in order of preference.
+var faTileShapes = [][3]int{{32, 64, 4}, {16, 64, 4}, {32, 32, 4}, {16, 32, 4}}
+
+// faMaxKPre and faMaxVPreTile bound the K staging items (32 floats each) and V staging
+// items (8 floats) an invocation loads ahead.
+const (
+	faMaxKPre     = 2
+	faMaxVPreTile = 8
+)
+
+// faTileTargetGroups is the workgroups below which the prompt kernel splits the KV
+// sequence too; faTileSplitMin is the fewest tiles a split takes.
+const (
+	faTileTargetGroups = 256
+	faTileSplitMin     = 4
+)
+
+// faMaxAcc bounds the output accumulators per invocation (TR rows of NV vec4).
+const faMaxAcc = 32
+
+// EnvExperimentFA selects flash attention kernels and tunings for A/B comparisons. It is
+// TEMPORARY, for measurements, and will go once the choices are settled. Comma-separated
+// settings: "old" takes the previous kernel (flash_attn.wgsl) for prompts and, for
+// decoding, the previous split count (256 workgroups) without the early V loads;
+// "BRxBC" or "BRxBCxTR" (e.g. "16x64", "32x64x8") forces that shape of the tiled prompt
+// kernel where it fits (TR, the rows per invocation, 4 unless given); "groups=N" sets the
+// workgroups the decoding path's KV split aims for (default faTargetGroups). Unset: the
+// tiled kernel, its shape chosen from the workgroup memory limit.
+const EnvExperimentFA = "GGML_WGPU_EXPERIMENT_FA"
+
+// faExperiment reads EnvExperimentFA (unknown settings are ignored).
+func faExperiment() (exp faChoice) {
+	for _, v := range strings.Split(os.Getenv(EnvExperimentFA), ",") {
+		v = strings.TrimSpace(v)
+		if v == "old" {
+			exp.old = true
+			continue
+		}
+		if g, ok := strings.CutPrefix(v, "groups="); ok {
+			if n, err := strconv.Atoi(g); err == nil && n > 0 {
+				exp.groups = uint64(n)
+			}
+			continue
+		}
+		f := strings.Split(v, "x")
+		if len(f) == 2 {
+			f = append(f, "4")
+		}
+		if len(f) != 3 {
+			continue
+		}
+		var shape [3]int
+		ok := true
+		for i, x := range f {
+			n, err := strconv.Atoi(x)
+			ok = ok && err == nil
+			shape[i] = n
+		}
+		if ok {
+			exp.shape = shape
+		}
+	}
+	return exp
+}
+
+// faChoice is the experiment's choice (see EnvExperimentFA): the previous kernels, a
+// forced prompt shape (BR, BC, TR), the decoding split's target workgroups (0: default).
+type faChoice struct {
+	old    bool
+	shape  [3]int
+	groups uint64
+}
+
+// faTileStorage returns the workgroup memory in bytes of the tiled kernel for head size d,
+// wg invocations and a staging buffer of kvb floats.
+func faTileStorage(d, br, bc, wg, kvb int) int {
+	return 4 * (d*br + bc*br + kvb + wg + 2*br + 2)
+}
+
+// wg returns the workgroup size.
+func (tl faTiles) wg() int { return tl.br * tl.bc / (4 * tl.tr) }
+
+// faTileFit sizes the staging chunks of shape (br, bc) for head sizes d and dv under the
+// workgroup memory limit; ok is false when the shape does not fit with K chunks of at least
+// 16 elements (32 when strict) and V chunks of at least 4 rows (8 when strict): smaller
+// chunks cost more barriers than the previous kernel's.
+func faTileFit(d, dv, br, bc, tr int, l *Limits, strict bool) (faTiles, bool) {
+	limit := l.MaxWorkgroupStorage
+	if limit <= 0 {
+		limit = 16384
+	}
+	groupLimit := l.MaxGroupSize
+	if groupLimit <= 0 {
+		groupLimit = 256
+	}
+	tl := faTiles{br: br, bc: bc, tr: tr, nv: (dv/4 + bc/4 - 1) / (bc / 4)}
+	if tl.wg() > groupLimit || tr*tl.nv > faMaxAcc {
+		return tl, false
+	}
+	budget := (limit - faTileStorage(d, br, bc, tl.wg(), 0)) / 4 // floats for the staging buffer
+	for k := d / 8; k >= 1; k-- {
+		if (d/8)%k == 0 && 8*k*bc <= budget {
+			tl.dc = 8 * k
+			break
+		}
+	}
+	for vc := bc; vc >= 1; vc /= 2 {
+		if vc*dv <= budget {
+			tl.vc = vc
+			break
+		}
+	}
+	minDC, minVC := min(d, 16), 4
+	if strict {
+		minDC, minVC = min(d, 32), 8
+	}
+	if tl.dc < minDC || tl.vc < minVC {
+		return tl, false
+	}
+	return tl, true
+}
+
+// faPromptTiles chooses the prompt kernel's shape for head sizes d and dv: the first of
+// faTileShapes whose chunks are not small, else the first that fits at all (the forced
+// shape of the experiment first); ok is false when the kernel does not apply (the previous
+// kernel then computes the prompt).
+func faPromptTiles(d, dv int64, l *Limits, exp faChoice) (faTiles, bool) {
+	if exp.old {
+		return faTiles{}, false
+	}
+	if exp.shape != [3]int{} {
+		br, bc, tr := exp.shape[0], exp.shape[1], exp.shape[2]
+		if (tr == 4 || tr == 8) && br >= tr && br%tr == 0 && bc >= 4*tr && bc%(4*tr) == 0 {
+			if tl, ok := faTileFit(int(d), int(dv), br, bc, tr, l, false); ok {
+				return tl, true
+			}
+		}
+	}
+	for _, strict := range []bool{true, false} {
+		for _, s := range faTileShapes {
+			if tl, ok := faTileFit(int(d), int(dv), s[0], s[1], s[2], l, strict); ok {
+				return tl, true
+			}
+		}
+	}
+	return faTiles{}, false
+}
+
+// lowerFlashAttnTile lowers a prompt to the tiled kernel (p: the parameters without the
+// tiling).
+func lowerFlashAttnTile(t *tensor.Tensor, p flashAttnParams, tl faTiles, l *Limits) []Dispatch {
+	q, k, v, m, s := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4]
+	d, dv := int(q.Ne[0]), int(v.Ne[0])
+	wg := tl.wg()
+	p.Groups = (p.Rows + uint32(tl.br) - 1) / uint32(tl.br)
+	defs := map[string]string{
+		"BR": fmt.Sprint(tl.br), "BC": fmt.Sprint(tl.bc), "HD": fmt.Sprint(d), "HDV": fmt.Sprint(dv),
+		"TR": fmt.Sprint(tl.tr), "DC": fmt.Sprint(tl.dc), "VC": fmt.Sprint(tl.vc), "NV": fmt.Sprint(tl.nv),
+		"NO": fmt.Sprint(tl.tr * tl.nv), "VCLAMP": "0",
+		"QT": fmt.Sprint(d * tl.br / 4), "PT": fmt.Sprint(tl.bc * tl.br / 4), "RED": fmt.Sprint(wg),
+		"KVB":   fmt.Sprint(max(tl.dc*tl.bc, tl.vc*dv) / 4),
+		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0", "SPLIT": "0",
+	}
+	// Loads ahead (the next K chunk during the last V chunk, the first V chunk during the
+	// softmax) where the registers they take are few.
+	ki := (tl.bc/4*tl.dc/8 + wg - 1) / wg
+	vi := (tl.vc*dv/8 + wg - 1) / wg
+	defs["PRE"], defs["KI"], defs["VI"] = "0", fmt.Sprint(ki), fmt.Sprint(vi)
+	if ki <= faMaxKPre && vi <= faMaxVPreTile {
+		defs["PRE"] = "1"
+	}
+	if dv/4%(tl.bc/4) != 0 {
+		defs["VCLAMP"] = "1" // some invocations' last output column is past Dv
+	}
+	ops := []wgslOperand{in("q", q), in("key", k), in("val", v)}
+	tensors := []*tensor.Tensor{q, k, v}
+	if quantized(k.Type) || vectorRows(k) {
+		ops[1].Vec, defs["VEC_K"] = true, "1"
+	}
+	if quantized(v.Type) || vectorRows(v) {
+		ops[2].Vec, defs["VEC_V"] = true, "1"
+	}
+	if m != nil {
+		p.Me, p.M = dims(m), strides(m)
+		defs["MASK"] = "1"
+		ops = append(ops, in("mask", m))
+		tensors = append(tensors, m)
+	}
+	groups := uint64(p.Groups) * uint64(p.NHeadKV) * uint64(p.NSeq)
+	// Few row tiles (tens of queries) over a long KV sequence: the sequence is split over
+	// workgroups too, a few tiles each at least, as for decoding.
+	tiles := (p.NKV + uint32(tl.bc) - 1) / uint32(tl.bc)
+	splits := uint32(1)
+	dstRows := uint64(p.NHead) * uint64(p.NQ) * uint64(p.NSeq)
+	if groups < faTileTargetGroups && tiles >= 2*faTileSplitMin {
+		splits = min(uint32((faTileTargetGroups+groups-1)/groups), tiles/faTileSplitMin, faMaxSplits)
+		for splits > 1 && 4*dstRows*uint64(splits)*uint64(p.Dv+2)+256 > l.MaxBinding {
+			splits /= 2
+		}
+	}
+	p.Chunk = (tiles + splits - 1) / splits * uint32(tl.bc)
+	p.Splits = max((p.NKV+p.Chunk-1)/p.Chunk, 1)
+	grid := grid1D(groups, l)
+	grid[2] = p.Splits
+	if p.Splits == 1 {
+		if s != nil {
+			defs["SINKS"] = "1"
+			ops = append(ops, in("sinks", s))
+			tensors = append(tensors, s)
+		}
+		sp := spec("flash_attn_tile", wg, p, defs, append(ops, out("dst", t))...)
+		return []Dispatch{{Spec: sp, Tensors: append(tensors, t), Params: p, Grid: grid}}
+	}
+	part := scratch(dstRows * uint64(p.Splits) * uint64(p.Dv+2))
+	defs["SPLIT"] = "1"
+	sp := spec("flash_attn_tile", wg, p, defs, append(ops, out("part", part))...)
+	return []Dispatch{
+		{Spec: sp, Tensors: append(tensors, part), Params: p, Grid: grid},
+		faReduce(t, p, part, l),
+	}
+}
