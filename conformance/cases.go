@@ -46,17 +46,20 @@ func Cases() []*Case {
 	return cs
 }
 
-// Filter returns the cases whose name or op family contains substr (case-insensitive);
-// an empty substr keeps all.
+// Filter returns the cases whose name or op family contains substr, or one of its
+// alternatives separated by "|" (case-insensitive); an empty substr keeps all.
 func Filter(cases []*Case, substr string) []*Case {
 	if substr == "" {
 		return cases
 	}
-	s := strings.ToLower(substr)
+	alts := strings.Split(strings.ToLower(substr), "|")
 	var out []*Case
 	for _, c := range cases {
-		if strings.Contains(strings.ToLower(c.Name), s) || strings.Contains(strings.ToLower(c.Op), s) {
-			out = append(out, c)
+		for _, s := range alts {
+			if strings.Contains(strings.ToLower(c.Name), s) || strings.Contains(strings.ToLower(c.Op), s) {
+				out = append(out, c)
+				break
+			}
 		}
 	}
 	return out
