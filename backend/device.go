@@ -33,8 +33,6 @@ const (
 	// EnvMatVecUnits=0 turns off the mat-vec kernel's unit reads of quantized weights
 	// (ops.Limits.MatVecNoUnits), for comparisons.
 	EnvMatVecUnits = "GGML_WGPU_MATVEC_UNITS"
-	// EnvMatVecUnroll overrides the steps per turn of the mat-vec kernel's loop.
-	EnvMatVecUnroll = "GGML_WGPU_MATVEC_UNROLL"
 )
 
 // envInt reads a positive integer variable (0 when unset or invalid).
@@ -156,7 +154,7 @@ func (d *Device) Limits() ops.Limits {
 	}
 	return ops.Limits{MaxBinding: g.Limits.MaxStorageBufferBindingSize, MaxGroupsPerDim: g.Limits.MaxComputeWorkgroupsPerDim,
 		MaxGroupSize: int(g.Limits.MaxComputeInvocationsPerGroup), MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
-		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG), MatVecNoUnits: os.Getenv(EnvMatVecUnits) == "0", MatVecUnroll: envInt(EnvMatVecUnroll)}
+		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG), MatVecNoUnits: os.Getenv(EnvMatVecUnits) == "0"}
 }
 
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.

@@ -234,20 +234,9 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 	acc := rows * perRow
 	units := v.units && wg >= operands[0].Type.BlockElems()/8
 	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(v.cols), "GLU": flag(v.glu), "VEC1": flag(v.vec1),
-		"IDS": flag(v.ids), "UNITS": flag(units), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg), "UNROLL": fmt.Sprint(matVecUnroll(l))}
+		"IDS": flag(v.ids), "UNITS": flag(units), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
 	blocks := (uint64(v.m) + uint64(rows) - 1) / uint64(rows)
 	return spec("mul_mat_vec8", wg, params, defs, operands...), grid1D(blocks*uint64(v.batches), l)
-}
-
-// matVecUnrollDefault is how many steps of the mat-vec kernel's loop over a row one
-// invocation takes per turn (independent loads in flight).
-const matVecUnrollDefault = 2
-
-func matVecUnroll(l *Limits) int {
-	if l.MatVecUnroll > 0 {
-		return min(l.MatVecUnroll, 8)
-	}
-	return matVecUnrollDefault
 }
 
 func flag(b bool) string {

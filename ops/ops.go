@@ -38,8 +38,6 @@ type Limits struct {
 	// MatVecNoUnits turns off the mat-vec kernel's unit reads of quantized weights (for
 	// comparisons): they are then read as any eight elements.
 	MatVecNoUnits bool
-	// MatVecUnroll overrides the steps per turn of the mat-vec kernel's loop (0: chosen).
-	MatVecUnroll int
 }
 
 // family is what each op file registers for an op.

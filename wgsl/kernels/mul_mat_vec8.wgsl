@@ -82,15 +82,6 @@ fn stepu(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u3
 }
 #endif
 
-#if UNITS
-// Adds the products of eighth s of every block of the unit at element k.
-fn unit(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u32, s: u32) {
-#for B {{SRC0_UNIT_BLOCKS}}
-  stepu(acc, a, i0, v, k, {{B}}u, s);
-#endfor
-}
-#endif
-
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -113,27 +104,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let v = b2 * p.B.z + b3 * p.B.w;
 #endif
   var acc: array<f32, {{ACC}}>;
-  // UNROLL steps per turn while they all fall inside the row (their loads independent,
-  // issued together), then single steps.
 #if UNITS
   let s = lid % E;
-  let stride = ({{WG}}u / E) * src0_UNIT_ELEMS;
-  var k = (lid / E) * src0_UNIT_ELEMS;
-  for (; k + ({{UNROLL}}u - 1u) * stride < p.K; k = k + {{UNROLL}}u * stride) {
-#for U {{UNROLL}}
-    unit(&acc, a, i0, v, k + {{U}}u * stride, s);
+  for (var k = (lid / E) * src0_UNIT_ELEMS; k < p.K; k = k + ({{WG}}u / E) * src0_UNIT_ELEMS) {
+#for B {{SRC0_UNIT_BLOCKS}}
+    stepu(&acc, a, i0, v, k, {{B}}u, s);
 #endfor
   }
-  for (; k < p.K; k = k + stride) { unit(&acc, a, i0, v, k, s); }
 #else
-  let stride = {{WG}}u * 8u;
-  var k = lid * 8u;
-  for (; k + ({{UNROLL}}u - 1u) * stride < p.K; k = k + {{UNROLL}}u * stride) {
-#for U {{UNROLL}}
-    step8(&acc, a, i0, v, k + {{U}}u * stride);
-#endfor
+  for (var k = lid * 8u; k < p.K; k = k + {{WG}}u * 8u) {
+    step8(&acc, a, i0, v, k);
   }
-  for (; k < p.K; k = k + stride) { step8(&acc, a, i0, v, k); }
 #endif
   for (var o = 0u; o < ACC; o = o + 1u) { red[o * {{WG}}u + lid] = acc[o]; }
   workgroupBarrier();
