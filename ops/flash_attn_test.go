@@ -56,7 +56,8 @@ func TestFlashAttnPaths(t *testing.T) {
 	require.True(t, IsScratch(ds[0].Tensors[len(ds[0].Tensors)-1]))
 	require.Same(t, ds[0].Tensors[len(ds[0].Tensors)-1], ds[1].Tensors[0])
 	require.Equal(t, "flash_attn_reduce", ds[1].Spec.Kernel)
-	require.Equal(t, uint32(128), p.Splits) // a tile each: 8 KV heads x 128 splits
+	require.Equal(t, uint32(32), p.Splits) // faTargetGroups: 8 KV heads x 32 splits of 4 tiles
+	require.Equal(t, uint32(4*faTile), p.Chunk)
 	require.Equal(t, "4", ds[0].Spec.Defines["VPRE"])
 	prompt := flashAttnNode(128, 128, 512, 32, 8, 512, tensor.F16, tensor.F16, true, false, 0, 0)
 	ds, err = Lower(prompt, l)
@@ -74,37 +75,13 @@ func TestFlashAttnPaths(t *testing.T) {
 	require.Equal(t, "1", ds[0].Spec.Defines["SPLIT"])
 	require.Equal(t, uint32(8), ds[0].Params.(flashAttnParams).Splits) // 32 row tiles x 8 splits of 8 tiles
 	require.Equal(t, "flash_attn_reduce", ds[1].Spec.Kernel)
-	// The previous kernel, for A/B comparisons.
-	t.Setenv(EnvExperimentFA, "old")
-	ds, err = Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), l)
+	// Head sizes whose Q rows leave the tiled kernel no room (576/512): flash_attn.wgsl
+	// takes the prompt, 16 rows per workgroup.
+	ds, err = Lower(flashAttnNode(576, 512, 64, 16, 1, 256, tensor.F16, tensor.F16, true, false, 0, 0), l)
 	require.NoError(t, err)
-	require.Equal(t, uint32(32), ds[0].Params.(flashAttnParams).Splits)
-	require.Equal(t, "0", ds[0].Spec.Defines["VPRE"])
-	t.Setenv(EnvExperimentFA, "groups=512, 32x32")
-	ds, err = Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), l)
-	require.NoError(t, err)
-	require.Equal(t, uint32(64), ds[0].Params.(flashAttnParams).Splits)
-	t.Setenv(EnvExperimentFA, "old")
-	ds, err = Lower(prompt, l)
-	require.NoError(t, err)
+	require.Len(t, ds, 1)
 	require.Equal(t, "flash_attn", ds[0].Spec.Kernel)
-	require.Equal(t, "16", ds[0].Spec.Defines["R"])
-	t.Setenv(EnvExperimentFA, "32x32")
-	ds, err = Lower(prompt, l)
-	require.NoError(t, err)
-	require.Equal(t, "flash_attn_tile", ds[0].Spec.Kernel)
-	require.Equal(t, "32", ds[0].Spec.Defines["BR"])
-	require.Equal(t, "32", ds[0].Spec.Defines["BC"])
-	require.Equal(t, "4", ds[0].Spec.Defines["TR"])
-	t.Setenv(EnvExperimentFA, "16x64x8")
-	ds, err = Lower(prompt, l)
-	require.NoError(t, err)
-	require.Equal(t, "8", ds[0].Spec.Defines["TR"])
-	require.Equal(t, 32, ds[0].Spec.Workgroup)
-	t.Setenv(EnvExperimentFA, "16x32x8") // 16 invocations: four K staging items each, too many to load ahead
-	ds, err = Lower(prompt, l)
-	require.NoError(t, err)
-	require.Equal(t, "0", ds[0].Spec.Defines["PRE"])
+	require.Equal(t, "8", ds[0].Spec.Defines["R"])
 }
 
 // TestFlashAttnTiles checks the prompt kernel's shapes chosen from the workgroup memory
@@ -116,14 +93,14 @@ func TestFlashAttnTiles(t *testing.T) {
 		kib   int
 		want  faTiles
 	}{
-		{128, 128, 48, faTiles{br: 32, bc: 64, tr: 4, dc: 64, vc: 32, nv: 2}}, // an H100
-		{128, 128, 32, faTiles{br: 16, bc: 64, tr: 4, dc: 64, vc: 32, nv: 2}},
-		{64, 64, 32, faTiles{br: 32, bc: 64, tr: 4, dc: 32, vc: 32, nv: 1}},
-		{80, 80, 32, faTiles{br: 32, bc: 64, tr: 4, dc: 40, vc: 32, nv: 2}},
-		{256, 256, 48, faTiles{br: 16, bc: 64, tr: 4, dc: 64, vc: 16, nv: 4}},
-		{64, 64, 16, faTiles{br: 16, bc: 32, tr: 4, dc: 64, vc: 32, nv: 2}},
+		{128, 128, 48, faTiles{br: 32, bc: 64, dc: 64, vc: 32, nv: 2}}, // an H100
+		{128, 128, 32, faTiles{br: 16, bc: 64, dc: 64, vc: 32, nv: 2}},
+		{64, 64, 32, faTiles{br: 32, bc: 64, dc: 32, vc: 32, nv: 1}},
+		{80, 80, 32, faTiles{br: 32, bc: 64, dc: 40, vc: 32, nv: 2}},
+		{256, 256, 48, faTiles{br: 16, bc: 64, dc: 64, vc: 16, nv: 4}},
+		{64, 64, 16, faTiles{br: 16, bc: 32, dc: 64, vc: 32, nv: 2}},
 	} {
-		tl, ok := faPromptTiles(c.d, c.dv, lim(c.kib), faChoice{})
+		tl, ok := faPromptTiles(c.d, c.dv, lim(c.kib))
 		require.True(t, ok, "%d/%d at %d KiB", c.d, c.dv, c.kib)
 		require.Equal(t, c.want, tl, "%d/%d at %d KiB", c.d, c.dv, c.kib)
 		kvb := max(tl.dc*tl.bc, tl.vc*int(c.dv))
@@ -131,12 +108,6 @@ func TestFlashAttnTiles(t *testing.T) {
 		require.Zero(t, int(c.d)%tl.dc)
 	}
 	// D 576 / Dv 512 (MLA) leaves no room: the previous kernel takes it.
-	_, ok := faPromptTiles(576, 512, lim(48), faChoice{})
+	_, ok := faPromptTiles(576, 512, lim(48))
 	require.False(t, ok)
-	_, ok = faPromptTiles(128, 128, lim(48), faChoice{old: true})
-	require.False(t, ok)
-	// A forced shape that does not fit is ignored.
-	tl, ok := faPromptTiles(128, 128, lim(32), faChoice{shape: [3]int{64, 64, 4}})
-	require.True(t, ok)
-	require.Equal(t, 16, tl.br)
 }

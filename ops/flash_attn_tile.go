@@ -2,30 +2,26 @@ package ops
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
-// The prompt kernel (wgsl/kernels/flash_attn_tile.wgsl): a workgroup of BR*BC/(4 TR)
+// The prompt kernel (wgsl/kernels/flash_attn_tile.wgsl): a workgroup of BR*BC/16
 // invocations takes BR query rows of one KV head against tiles of BC KV positions; Q
 // (transposed, f32), the tile's scores and a staging buffer for K and V chunks sit in
-// workgroup memory, each invocation computes a TR x 4 block of scores and TR rows of
-// NV vec4 output columns in registers.
+// workgroup memory, each invocation computes a 4 x 4 block of scores and 4 rows of NV
+// vec4 output columns in registers.
 
 // faTiles is a shape of the prompt kernel.
 type faTiles struct {
 	br, bc int // query rows per workgroup, KV positions per tile
-	tr     int // rows per invocation: 4 or 8
 	dc     int // K elements staged at a time (divides D, a multiple of 8)
 	vc     int // V rows staged at a time (a power of two dividing bc)
 	nv     int // output vec4 columns per invocation and row
 }
 
-// faTileShapes are the (BR, BC, TR) shapes tried, in order of preference.
-var faTileShapes = [][3]int{{32, 64, 4}, {16, 64, 4}, {32, 32, 4}, {16, 32, 4}}
+// faTileShapes are the (BR, BC) shapes tried, in order of preference.
+var faTileShapes = [][2]int{{32, 64}, {16, 64}, {32, 32}, {16, 32}}
 
 // faMaxKPre and faMaxVPreTile bound the K staging items (32 floats each) and V staging
 // items (8 floats) an invocation loads ahead.
@@ -41,61 +37,8 @@ const (
 	faTileSplitMin     = 4
 )
 
-// faMaxAcc bounds the output accumulators per invocation (TR rows of NV vec4).
+// faMaxAcc bounds the output accumulators per invocation (4 rows of NV vec4).
 const faMaxAcc = 32
-
-// EnvExperimentFA selects flash attention kernels and tunings for A/B comparisons. It is
-// TEMPORARY, for measurements, and will go once the choices are settled. Comma-separated
-// settings: "old" takes the previous kernel (flash_attn.wgsl) for prompts and, for
-// decoding, the previous split count (256 workgroups) without the early V loads;
-// "BRxBC" or "BRxBCxTR" (e.g. "16x64", "32x64x8") forces that shape of the tiled prompt
-// kernel where it fits (TR, the rows per invocation, 4 unless given); "groups=N" sets the
-// workgroups the decoding path's KV split aims for (default faTargetGroups). Unset: the
-// tiled kernel, its shape chosen from the workgroup memory limit.
-const EnvExperimentFA = "GGML_WGPU_EXPERIMENT_FA"
-
-// faExperiment reads EnvExperimentFA (unknown settings are ignored).
-func faExperiment() (exp faChoice) {
-	for _, v := range strings.Split(os.Getenv(EnvExperimentFA), ",") {
-		v = strings.TrimSpace(v)
-		if v == "old" {
-			exp.old = true
-			continue
-		}
-		if g, ok := strings.CutPrefix(v, "groups="); ok {
-			if n, err := strconv.Atoi(g); err == nil && n > 0 {
-				exp.groups = uint64(n)
-			}
-			continue
-		}
-		f := strings.Split(v, "x")
-		if len(f) == 2 {
-			f = append(f, "4")
-		}
-		if len(f) != 3 {
-			continue
-		}
-		var shape [3]int
-		ok := true
-		for i, x := range f {
-			n, err := strconv.Atoi(x)
-			ok = ok && err == nil
-			shape[i] = n
-		}
-		if ok {
-			exp.shape = shape
-		}
-	}
-	return exp
-}
-
-// faChoice is the experiment's choice (see EnvExperimentFA): the previous kernels, a
-// forced prompt shape (BR, BC, TR), the decoding split's target workgroups (0: default).
-type faChoice struct {
-	old    bool
-	shape  [3]int
-	groups uint64
-}
 
 // faTileStorage returns the workgroup memory in bytes of the tiled kernel for head size d,
 // wg invocations and a staging buffer of kvb floats.
@@ -104,13 +47,13 @@ func faTileStorage(d, br, bc, wg, kvb int) int {
 }
 
 // wg returns the workgroup size.
-func (tl faTiles) wg() int { return tl.br * tl.bc / (4 * tl.tr) }
+func (tl faTiles) wg() int { return tl.br * tl.bc / 16 }
 
 // faTileFit sizes the staging chunks of shape (br, bc) for head sizes d and dv under the
 // workgroup memory limit; ok is false when the shape does not fit with K chunks of at least
 // 16 elements (32 when strict) and V chunks of at least 4 rows (8 when strict): smaller
 // chunks cost more barriers than the previous kernel's.
-func faTileFit(d, dv, br, bc, tr int, l *Limits, strict bool) (faTiles, bool) {
+func faTileFit(d, dv, br, bc int, l *Limits, strict bool) (faTiles, bool) {
 	limit := l.MaxWorkgroupStorage
 	if limit <= 0 {
 		limit = 16384
@@ -119,8 +62,8 @@ func faTileFit(d, dv, br, bc, tr int, l *Limits, strict bool) (faTiles, bool) {
 	if groupLimit <= 0 {
 		groupLimit = 256
 	}
-	tl := faTiles{br: br, bc: bc, tr: tr, nv: (dv/4 + bc/4 - 1) / (bc / 4)}
-	if tl.wg() > groupLimit || tr*tl.nv > faMaxAcc {
+	tl := faTiles{br: br, bc: bc, nv: (dv/4 + bc/4 - 1) / (bc / 4)}
+	if tl.wg() > groupLimit || 4*tl.nv > faMaxAcc {
 		return tl, false
 	}
 	budget := (limit - faTileStorage(d, br, bc, tl.wg(), 0)) / 4 // floats for the staging buffer
@@ -147,24 +90,13 @@ func faTileFit(d, dv, br, bc, tr int, l *Limits, strict bool) (faTiles, bool) {
 }
 
 // faPromptTiles chooses the prompt kernel's shape for head sizes d and dv: the first of
-// faTileShapes whose chunks are not small, else the first that fits at all (the forced
-// shape of the experiment first); ok is false when the kernel does not apply (the previous
-// kernel then computes the prompt).
-func faPromptTiles(d, dv int64, l *Limits, exp faChoice) (faTiles, bool) {
-	if exp.old {
-		return faTiles{}, false
-	}
-	if exp.shape != [3]int{} {
-		br, bc, tr := exp.shape[0], exp.shape[1], exp.shape[2]
-		if (tr == 4 || tr == 8) && br >= tr && br%tr == 0 && bc >= 4*tr && bc%(4*tr) == 0 {
-			if tl, ok := faTileFit(int(d), int(dv), br, bc, tr, l, false); ok {
-				return tl, true
-			}
-		}
-	}
+// faTileShapes whose chunks are not small, else the first that fits at all; ok is false
+// when the kernel does not apply (head sizes such as 576/512, whose Q rows leave no room:
+// flash_attn.wgsl then computes the prompt).
+func faPromptTiles(d, dv int64, l *Limits) (faTiles, bool) {
 	for _, strict := range []bool{true, false} {
 		for _, s := range faTileShapes {
-			if tl, ok := faTileFit(int(d), int(dv), s[0], s[1], s[2], l, strict); ok {
+			if tl, ok := faTileFit(int(d), int(dv), s[0], s[1], l, strict); ok {
 				return tl, true
 			}
 		}
@@ -181,8 +113,8 @@ func lowerFlashAttnTile(t *tensor.Tensor, p flashAttnParams, tl faTiles, l *Limi
 	p.Groups = (p.Rows + uint32(tl.br) - 1) / uint32(tl.br)
 	defs := map[string]string{
 		"BR": fmt.Sprint(tl.br), "BC": fmt.Sprint(tl.bc), "HD": fmt.Sprint(d), "HDV": fmt.Sprint(dv),
-		"TR": fmt.Sprint(tl.tr), "DC": fmt.Sprint(tl.dc), "VC": fmt.Sprint(tl.vc), "NV": fmt.Sprint(tl.nv),
-		"NO": fmt.Sprint(tl.tr * tl.nv), "VCLAMP": "0",
+		"DC": fmt.Sprint(tl.dc), "VC": fmt.Sprint(tl.vc), "NV": fmt.Sprint(tl.nv),
+		"NO": fmt.Sprint(4 * tl.nv), "VCLAMP": "0",
 		"QT": fmt.Sprint(d * tl.br / 4), "PT": fmt.Sprint(tl.bc * tl.br / 4), "RED": fmt.Sprint(wg),
 		"KVB":   fmt.Sprint(max(tl.dc*tl.bc, tl.vc*dv) / 4),
 		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0", "SPLIT": "0",

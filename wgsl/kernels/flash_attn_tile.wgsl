@@ -7,9 +7,9 @@
 // that holds a chunk of DC elements of the tile's K rows transposed ([DC][BC]) while the
 // scores are computed, then VC of its V rows ([VC][HDV]) at a time while they are added.
 //
-// Invocation (tr, tc), tr = lid % RT, tc = lid / RT, owns the TR rows TR*tr..: their
-// scores at positions 4tc..4tc+3 of the tile (a TR x 4 block, vec4 reads of qt and kv),
-// and their output columns at vec4 columns tc, tc + CG, ... (NV of them: TR x NV vec4
+// Invocation (tr, tc), tr = lid % RG, tc = lid / RG, owns the four rows 4tr..4tr+3: their
+// scores at positions 4tc..4tc+3 of the tile (a 4 x 4 block, vec4 reads of qt and kv),
+// and their output columns at vec4 columns tc, tc + CG, ... (NV of them: 4 x NV vec4
 // accumulators in registers, vec4 reads of pt and kv). The softmax gives each row NP
 // invocations (sr = lid % BR, sp = lid / BR) of CPP positions each: each keeps its row's
 // running max and its share of the running sum; the rows' maxima meet in workgroup memory.
@@ -26,13 +26,10 @@ const HDV = {{HDV}}u; // V head size
 const DC = {{DC}}u;   // K elements staged at a time (divides HD)
 const VC = {{VC}}u;   // V rows staged at a time (divides BC)
 const NV = {{NV}}u;   // output vec4 columns per invocation and row
-const TR = {{TR}}u;   // rows per invocation (4 or 8)
-const TG = TR / 4u;   // their groups of four
-const RT = BR / TR;   // invocations along the rows
-const RG = BR / 4u;   // row groups of four
+const RG = BR / 4u;   // row groups of four: invocations along the rows
 const CG = BC / 4u;   // position groups of four (scores), output column groups
 const NP = {{WG}}u / BR; // invocations per row in the softmax...
-const CPP = BC / NP;  // ...of CPP positions each (4 TR)
+const CPP = BC / NP;  // ...of CPP positions each (16)
 const HV4 = HDV / 4u; // vec4 per V row
 
 var<workgroup> qt: array<vec4<f32>, {{QT}}>;  // [HD][RG]
@@ -186,10 +183,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var m_run = neg_inf();
   var l_run = 0.0;
 
-  let tr = lid % RT;
-  let tc = lid / RT;
-  var o: array<vec4<f32>, {{NO}}>; // [TR][NV]
-  for (var i = 0u; i < TR * NV; i = i + 1u) { o[i] = vec4<f32>(0.0); }
+  let tr = lid % RG;
+  let tc = lid / RG;
+  var o: array<vec4<f32>, {{NO}}>; // [4][NV]
+  for (var i = 0u; i < 4u * NV; i = i + 1u) { o[i] = vec4<f32>(0.0); }
 
 #if PRE
   var kpre: array<KRows, {{KI}}>; // the next K chunk, loaded ahead
@@ -205,9 +202,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       if (pos < p.NKV) { mk[k] = mask_get(moff + pos); }
     }
 #endif
-    // Scores: the TR x 4 block of rows TR tr.., positions t0 + 4tc.., a K chunk at a time.
-    var s: array<vec4<f32>, TR>;
-    for (var i = 0u; i < TR; i = i + 1u) { s[i] = vec4<f32>(0.0); }
+    // Scores: the 4 x 4 block of rows 4tr.., positions t0 + 4tc.., a K chunk at a time.
+    var s: array<vec4<f32>, 4>;
+    for (var i = 0u; i < 4u; i = i + 1u) { s[i] = vec4<f32>(0.0); }
     for (var dc = 0u; dc < HD; dc = dc + DC) {
       workgroupBarrier(); // kv and pt are free
 #if PRE
@@ -223,13 +220,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       workgroupBarrier();
       for (var d = 0u; d < DC; d = d + 1u) {
         let b = kv[d * CG + tc];
-        for (var g = 0u; g < TG; g = g + 1u) {
-          let a = qt[(dc + d) * RG + TG * tr + g];
-          s[4u * g] = s[4u * g] + a.x * b;
-          s[4u * g + 1u] = s[4u * g + 1u] + a.y * b;
-          s[4u * g + 2u] = s[4u * g + 2u] + a.z * b;
-          s[4u * g + 3u] = s[4u * g + 3u] + a.w * b;
-        }
+        let a = qt[(dc + d) * RG + tr];
+        s[0] = s[0] + a.x * b;
+        s[1] = s[1] + a.y * b;
+        s[2] = s[2] + a.z * b;
+        s[3] = s[3] + a.w * b;
       }
     }
 #if PRE
@@ -237,14 +232,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var vpre: array<mat2x4<f32>, {{VI}}>;
     for (var i = 0u; i < {{VI}}u; i = i + 1u) { vpre[i] = v_load(vbase, t0, lid + i * {{WG}}u); }
 #endif
-    for (var g = 0u; g < TG; g = g + 1u) {
-      let i = 4u * g;
-      let o0 = 4u * tc * RG + TG * tr + g;
-      pt[o0] = vec4<f32>(s[i].x, s[i + 1u].x, s[i + 2u].x, s[i + 3u].x);
-      pt[o0 + RG] = vec4<f32>(s[i].y, s[i + 1u].y, s[i + 2u].y, s[i + 3u].y);
-      pt[o0 + 2u * RG] = vec4<f32>(s[i].z, s[i + 1u].z, s[i + 2u].z, s[i + 3u].z);
-      pt[o0 + 3u * RG] = vec4<f32>(s[i].w, s[i + 1u].w, s[i + 2u].w, s[i + 3u].w);
-    }
+    let o0 = 4u * tc * RG + tr;
+    pt[o0] = vec4<f32>(s[0].x, s[1].x, s[2].x, s[3].x);
+    pt[o0 + RG] = vec4<f32>(s[0].y, s[1].y, s[2].y, s[3].y);
+    pt[o0 + 2u * RG] = vec4<f32>(s[0].z, s[1].z, s[2].z, s[3].z);
+    pt[o0 + 3u * RG] = vec4<f32>(s[0].w, s[1].w, s[2].w, s[3].w);
     workgroupBarrier(); // scores written, kv free
 #if PRE
     for (var i = 0u; i < {{VI}}u; i = i + 1u) { v_store(lid + i * {{WG}}u, vpre[i]); }
@@ -303,27 +295,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       workgroupBarrier();
 #endif
       if (cc == 0u) {
-        for (var i = 0u; i < TR; i = i + 1u) {
-          let a = row_alpha[TR * tr + i];
+        for (var i = 0u; i < 4u; i = i + 1u) {
+          let a = row_alpha[4u * tr + i];
           for (var j = 0u; j < NV; j = j + 1u) { o[i * NV + j] = o[i * NV + j] * a; }
         }
       }
       for (var c = 0u; c < VC; c = c + 1u) {
-        var pw: array<vec4<f32>, TG>;
-        for (var g = 0u; g < TG; g = g + 1u) { pw[g] = pt[(cc + c) * RG + TG * tr + g]; }
+        let pw = pt[(cc + c) * RG + tr];
         for (var j = 0u; j < NV; j = j + 1u) {
 #if VCLAMP
           let v = kv[c * HV4 + min(tc + CG * j, HV4 - 1u)]; // columns past HDV: never written
 #else
           let v = kv[c * HV4 + tc + CG * j];
 #endif
-          for (var g = 0u; g < TG; g = g + 1u) {
-            let i = 4u * g * NV + j;
-            o[i] = o[i] + pw[g].x * v;
-            o[i + NV] = o[i + NV] + pw[g].y * v;
-            o[i + 2u * NV] = o[i + 2u * NV] + pw[g].z * v;
-            o[i + 3u * NV] = o[i + 3u * NV] + pw[g].w * v;
-          }
+          o[j] = o[j] + pw.x * v;
+          o[j + NV] = o[j + NV] + pw.y * v;
+          o[j + 2u * NV] = o[j + 2u * NV] + pw.z * v;
+          o[j + 3u * NV] = o[j + 3u * NV] + pw.w * v;
         }
       }
     }
@@ -334,8 +322,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   red[sp * BR + sr] = l_run;
   if (sp == 0u) { row_m[sr] = m_run; }
   workgroupBarrier();
-  for (var i = 0u; i < TR; i = i + 1u) {
-    let r = TR * tr + i;
+  for (var i = 0u; i < 4u; i = i + 1u) {
+    let r = 4u * tr + i;
     let j = row0 + r;
     if (j >= p.Rows) { break; }
     let h = kvh * p.RK2 + j / p.NQ;
