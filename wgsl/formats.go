@@ -202,6 +202,21 @@ type quantFormat struct {
 	get8  string
 }
 
+// quantPairs gives, per format, the distance D in eighth groups between two groups of
+// a block whose routine reads the same words (the low and high nibbles of the same bytes,
+// or the 2-bit runs of the same bytes): groups s and s + D for every s with bit log2(D)
+// clear. A kernel that takes both groups in one invocation loads those words once.
+// Formats not listed have no such pairs.
+var quantPairs = map[Format]int{
+	Q4_0: 2, Q4_1: 2, Q5_0: 2, Q5_1: 2, IQ4_NL: 2, MXFP4: 2, IQ4_XS: 2,
+	Q4_K: 4, Q5_K: 4, Q2_K: 4, Q3_K: 4, TQ2_0: 4,
+	Q6_K: 8,
+	NVFP4: 1,
+}
+
+// PairDistance returns quantPairs' distance for f (0: no pairs).
+func (f Format) PairDistance() int { return quantPairs[f] }
+
 // formatTables holds, per format that needs them, the module-scope WGSL declarations its
 // routine uses, one per line; a module gets each line once however many operands use it.
 // The IQ formats' lookup tables are generated from ggml into iq_tables.go (`go generate

@@ -91,6 +91,7 @@ func Source(s *Spec) (string, error) {
 		defs[strings.ToUpper(o.Name)+"_TYPE"] = o.Type.String()
 		if u := o.Type.UnitElems(); u > 0 {
 			defs[strings.ToUpper(o.Name)+"_UNIT_BLOCKS"] = fmt.Sprint(u / o.Type.BlockElems()) // for #for over a unit
+			defs[strings.ToUpper(o.Name)+"_PAIR"] = fmt.Sprint(o.Type.PairDistance())
 		}
 	}
 	var out strings.Builder

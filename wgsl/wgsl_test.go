@@ -180,3 +180,18 @@ func TestQuantizedFormats(t *testing.T) {
 	require.Equal(t, 2, BF16.OffsetUnit())
 	require.Equal(t, "bf16", BF16.String())
 }
+
+// TestPairDistances checks that every pair distance splits a block's eighth groups into
+// pairs (s, s + D), as the mat-vec kernel's invocations take them.
+func TestPairDistances(t *testing.T) {
+	for f, d := range quantPairs {
+		e := f.BlockElems() / 8
+		require.True(t, d > 0 && d&(d-1) == 0 && 2*d <= e, "%s: distance %d, %d groups", f, d, e)
+		seen := map[int]bool{}
+		for lane := 0; lane < e/2; lane++ {
+			s := (lane/d)*2*d + lane%d
+			seen[s], seen[s+d] = true, true
+		}
+		require.Len(t, seen, e, "%s: every group once", f)
+	}
+}

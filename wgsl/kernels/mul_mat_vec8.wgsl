@@ -7,7 +7,9 @@
 // With UNITS (quantized weights in rows of whole units: see NAME_get8u), the chunks go
 // unit by unit: invocation lid reads eighth lid % E (E eighths per block) of every block
 // of unit lid / E, the blocks in an unrolled loop, so that the compiler knows where each
-// block of the unit starts within a word and reads aligned fields with one load.
+// block of the unit starts within a word and reads aligned fields with one load; where
+// two eighths of a block read the same words (wgsl.Format.PairDistance), one invocation
+// takes both.
 // dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
 // With GLU, a second matrix `up` (same shape and strides) is multiplied by the same src1
 // and the kernel stores silu(src0 . src1) * (up . src1): llama's gate, up and SWIGLU in one.
@@ -19,6 +21,13 @@ var<workgroup> red: array<f32, {{RED}}>; // ACC * WG
 const ACC = {{ACC}}u; // OUTS, twice that with GLU
 #if UNITS
 const E = src0_BLOCK_EIGHTHS;
+#if SRC0_PAIR
+// Eighths s and s + D of a block read the same words (NAME_PAIR): one invocation takes both.
+const D = {{SRC0_PAIR}}u;
+const LANES = E / 2u; // invocations per block
+#else
+const LANES = E;
+#endif
 #endif
 
 #if VEC1
@@ -66,16 +75,40 @@ fn stepu(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u3
 #else
   for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_strided8(v + j * p.B.y + c * p.B.x); }
 #endif
+#if SRC0_PAIR
+  var x2: array<mat2x4<f32>, {{NCOLS}}>; // the partner chunk, 8 D elements on
+#if VEC1
+  for (var j = 0u; j < NCOLS; j = j + 1u) { x2[j] = src1_get8(v + j * p.B.y + c + 8u * D); }
+#else
+  for (var j = 0u; j < NCOLS; j = j + 1u) { x2[j] = src1_strided8(v + j * p.B.y + (c + 8u * D) * p.B.x); }
+#endif
+#endif
   for (var r = 0u; r < ROWS; r = r + 1u) {
     let row = a + min(i0 + r, p.M - 1u) * p.A.y + k;
-    let w = src0_get8u(src0_unit_word(row), blk, s);
+    let wa = src0_unit_word(row);
+    let w = src0_get8u(wa, blk, s);
 #if GLU
-    let u = up_get8u(up_unit_word(row), blk, s);
+    let ua = up_unit_word(row);
+    let u = up_get8u(ua, blk, s);
+#endif
+#if SRC0_PAIR
+    let w2 = src0_get8u(wa, blk, s + D);
+#if GLU
+    let u2 = up_get8u(ua, blk, s + D);
+#endif
 #endif
     for (var j = 0u; j < NCOLS; j = j + 1u) {
-      (*acc)[r * NCOLS + j] = (*acc)[r * NCOLS + j] + dot(w[0], x[j][0]) + dot(w[1], x[j][1]);
+      var y = dot(w[0], x[j][0]) + dot(w[1], x[j][1]);
+#if SRC0_PAIR
+      y = y + dot(w2[0], x2[j][0]) + dot(w2[1], x2[j][1]);
+#endif
+      (*acc)[r * NCOLS + j] = (*acc)[r * NCOLS + j] + y;
 #if GLU
-      (*acc)[OUTS + r * NCOLS + j] = (*acc)[OUTS + r * NCOLS + j] + dot(u[0], x[j][0]) + dot(u[1], x[j][1]);
+      var z = dot(u[0], x[j][0]) + dot(u[1], x[j][1]);
+#if SRC0_PAIR
+      z = z + dot(u2[0], x2[j][0]) + dot(u2[1], x2[j][1]);
+#endif
+      (*acc)[OUTS + r * NCOLS + j] = (*acc)[OUTS + r * NCOLS + j] + z;
 #endif
     }
   }
@@ -105,8 +138,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   var acc: array<f32, {{ACC}}>;
 #if UNITS
-  let s = lid % E;
-  for (var k = (lid / E) * src0_UNIT_ELEMS; k < p.K; k = k + ({{WG}}u / E) * src0_UNIT_ELEMS) {
+  let t = lid % LANES;
+#if SRC0_PAIR
+  let s = (t / D) * 2u * D + t % D; // the first of a pair
+#else
+  let s = t;
+#endif
+  for (var k = (lid / LANES) * src0_UNIT_ELEMS; k < p.K; k = k + ({{WG}}u / LANES) * src0_UNIT_ELEMS) {
 #for B {{SRC0_UNIT_BLOCKS}}
     stepu(&acc, a, i0, v, k, {{B}}u, s);
 #endfor
