@@ -21,8 +21,9 @@ var<workgroup> red: array<f32, {{RED}}>; // ACC * WG
 const ACC = {{ACC}}u; // OUTS, twice that with GLU
 #if UNITS
 const E = src0_BLOCK_EIGHTHS;
-#if SRC0_PAIR
-// Eighths s and s + D of a block read the same words (NAME_PAIR): one invocation takes both.
+#if PAIR
+// Eighths s and s + D of a block read the same words (wgsl.Format.PairDistance): one
+// invocation takes both.
 const D = {{SRC0_PAIR}}u;
 const LANES = E / 2u; // invocations per block
 #else
@@ -75,7 +76,7 @@ fn stepu(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u3
 #else
   for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_strided8(v + j * p.B.y + c * p.B.x); }
 #endif
-#if SRC0_PAIR
+#if PAIR
   var x2: array<mat2x4<f32>, {{NCOLS}}>; // the partner chunk, 8 D elements on
 #if VEC1
   for (var j = 0u; j < NCOLS; j = j + 1u) { x2[j] = src1_get8(v + j * p.B.y + c + 8u * D); }
@@ -91,7 +92,7 @@ fn stepu(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u3
     let ua = up_unit_word(row);
     let u = up_get8u(ua, blk, s);
 #endif
-#if SRC0_PAIR
+#if PAIR
     let w2 = src0_get8u(wa, blk, s + D);
 #if GLU
     let u2 = up_get8u(ua, blk, s + D);
@@ -99,13 +100,13 @@ fn stepu(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u3
 #endif
     for (var j = 0u; j < NCOLS; j = j + 1u) {
       var y = dot(w[0], x[j][0]) + dot(w[1], x[j][1]);
-#if SRC0_PAIR
+#if PAIR
       y = y + dot(w2[0], x2[j][0]) + dot(w2[1], x2[j][1]);
 #endif
       (*acc)[r * NCOLS + j] = (*acc)[r * NCOLS + j] + y;
 #if GLU
       var z = dot(u[0], x[j][0]) + dot(u[1], x[j][1]);
-#if SRC0_PAIR
+#if PAIR
       z = z + dot(u2[0], x2[j][0]) + dot(u2[1], x2[j][1]);
 #endif
       (*acc)[OUTS + r * NCOLS + j] = (*acc)[OUTS + r * NCOLS + j] + z;
@@ -139,7 +140,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var acc: array<f32, {{ACC}}>;
 #if UNITS
   let t = lid % LANES;
-#if SRC0_PAIR
+#if PAIR
   let s = (t / D) * 2u * D + t % D; // the first of a pair
 #else
   let s = t;
