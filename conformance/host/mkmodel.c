@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <pthread.h>
+#include <unistd.h>
 #include "ggml.h"
 #include "gguf.h"
 #include "vocab.h"
@@ -41,6 +43,35 @@ static void fill(float *dst, size_t n, float std) {
         float s = uniform() + uniform() + uniform() + uniform() - 2.0f;
         dst[i] = s * std * 1.7320508f;
     }
+}
+
+// chunk is up to 64 rows of one tensor on their way to the file: drawn as F32 (row),
+// through the --dequantize type and back (quant), converted to the tensor's type (conv).
+struct chunk {
+    enum ggml_type type, qt;
+    int64_t n_per_row, nr;
+    const float *imatrix;
+    float *row;
+    void *conv, *quant;
+    size_t bytes;
+};
+
+// convert turns a chunk's F32 rows into the tensor's type (a thread's work).
+static void *convert(void *arg) {
+    struct chunk *c = arg;
+    int64_t n = c->n_per_row * c->nr;
+    if (c->qt != c->type) {
+        // --dequantize: through the chosen type and back to F32
+        if (c->qt == GGML_TYPE_F16) ggml_fp32_to_fp16_row(c->row, c->quant, n);
+        else if (c->qt == GGML_TYPE_BF16) ggml_fp32_to_bf16_row_ref(c->row, c->quant, n);
+        else ggml_quantize_chunk(c->qt, c->row, c->quant, 0, c->nr, c->n_per_row, c->imatrix);
+        ggml_get_type_traits(c->qt)->to_float(c->quant, c->row, n);
+    }
+    if (c->type == GGML_TYPE_F32) { c->bytes = sizeof(float) * n; memcpy(c->conv, c->row, c->bytes); }
+    else if (c->type == GGML_TYPE_F16) { ggml_fp32_to_fp16_row(c->row, c->conv, n); c->bytes = 2 * n; }
+    else if (c->type == GGML_TYPE_BF16) { ggml_fp32_to_bf16_row_ref(c->row, c->conv, n); c->bytes = 2 * n; }
+    else c->bytes = ggml_quantize_chunk(c->type, c->row, c->conv, 0, c->nr, c->n_per_row, c->imatrix);
+    return NULL;
 }
 
 // kind: MATRIX (random, of the chosen type), NORM (F32 ones), ROUTER (random F32).
@@ -193,10 +224,14 @@ int main(int argc, char **argv) {
     size_t align = gguf_get_alignment(g);
     size_t total = 0;
     static const char zeros[256];
+    int nthreads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (nthreads < 1) nthreads = 1;
+    if (nthreads > 64) nthreads = 64;
+    struct chunk *ch = calloc((size_t)nthreads, sizeof *ch);
+    pthread_t *th = calloc((size_t)nthreads, sizeof *th);
     for (int i = 0; i < n_specs; i++) {
         struct ggml_tensor *t = ts[i];
         int64_t n_per_row = t->ne[0], rows = ggml_nrows(t);
-        float *row = malloc(sizeof(float) * n_per_row * 64);
         // the types whose quantizer needs an importance matrix get one of ones (as
         // test-backend-ops passes)
         float *imatrix = NULL;
@@ -205,38 +240,44 @@ int main(int argc, char **argv) {
             imatrix = malloc(sizeof(float) * n_per_row);
             for (int64_t j = 0; j < n_per_row; j++) imatrix[j] = 1.0f;
         }
-        void *conv = malloc(ggml_row_size(t->type, n_per_row) * 64);
-        void *quant = malloc(ggml_row_size(qt, n_per_row) * 64); // --dequantize: the quantized rows
-        for (int64_t r = 0; r < rows; r += 64) {
-            int64_t nr = rows - r < 64 ? rows - r : 64;
-            if (specs[i].kind == NORM) for (int64_t j = 0; j < n_per_row * nr; j++) row[j] = 1.0f;
-            else fill(row, (size_t)(n_per_row * nr), 0.02f);
-            // The built-in vocabulary: no logit for the control and byte tokens, so that
-            // generation goes on in words.
-            if (!tok && !strcmp(specs[i].name, "output.weight"))
-                for (int64_t j = r; j < r + nr && j < VOCAB_N_SPECIAL; j++) memset(row + (j - r) * n_per_row, 0, sizeof(float) * n_per_row);
-            size_t bytes;
-            if (qt != t->type) {
-                // --dequantize: through the chosen type and back to F32
-                if (qt == GGML_TYPE_F16) ggml_fp32_to_fp16_row(row, quant, n_per_row * nr);
-                else if (qt == GGML_TYPE_BF16) ggml_fp32_to_bf16_row_ref(row, quant, n_per_row * nr);
-                else ggml_quantize_chunk(qt, row, quant, 0, nr, n_per_row, imatrix);
-                ggml_get_type_traits(qt)->to_float(quant, row, n_per_row * nr);
+        for (int c = 0; c < nthreads; c++) {
+            ch[c] = (struct chunk){.type = t->type, .qt = qt, .n_per_row = n_per_row, .imatrix = imatrix};
+            ch[c].row = malloc(sizeof(float) * n_per_row * 64);
+            ch[c].conv = malloc(ggml_row_size(t->type, n_per_row) * 64);
+            ch[c].quant = malloc(ggml_row_size(qt, n_per_row) * 64); // --dequantize: the quantized rows
+        }
+        // Batches of up to nthreads chunks of 64 rows: the values drawn in order (the
+        // file does not depend on the thread count), converted in parallel, written in order.
+        for (int64_t r0 = 0; r0 < rows; r0 += 64 * (int64_t)nthreads) {
+            int used = 0;
+            for (int64_t r = r0; r < rows && used < nthreads; r += 64, used++) {
+                struct chunk *c = &ch[used];
+                int64_t nr = rows - r < 64 ? rows - r : 64;
+                c->nr = nr;
+                if (specs[i].kind == NORM) for (int64_t j = 0; j < n_per_row * nr; j++) c->row[j] = 1.0f;
+                else fill(c->row, (size_t)(n_per_row * nr), 0.02f);
+                // The built-in vocabulary: no logit for the control and byte tokens, so that
+                // generation goes on in words.
+                if (!tok && !strcmp(specs[i].name, "output.weight"))
+                    for (int64_t j = r; j < r + nr && j < VOCAB_N_SPECIAL; j++) memset(c->row + (j - r) * n_per_row, 0, sizeof(float) * n_per_row);
             }
-            if (t->type == GGML_TYPE_F32) { bytes = sizeof(float) * n_per_row * nr; memcpy(conv, row, bytes); }
-            else if (t->type == GGML_TYPE_F16) { ggml_fp32_to_fp16_row(row, conv, n_per_row * nr); bytes = 2 * n_per_row * nr; }
-            else if (t->type == GGML_TYPE_BF16) { ggml_fp32_to_bf16_row_ref(row, conv, n_per_row * nr); bytes = 2 * n_per_row * nr; }
-            else bytes = ggml_quantize_chunk(t->type, row, conv, 0, nr, n_per_row, imatrix);
-            fwrite(conv, 1, bytes, f);
+            for (int c = 1; c < used; c++) pthread_create(&th[c], NULL, convert, &ch[c]);
+            convert(&ch[0]);
+            for (int c = 1; c < used; c++) pthread_join(th[c], NULL);
+            for (int c = 0; c < used; c++) fwrite(ch[c].conv, 1, ch[c].bytes, f);
         }
         size_t nb = ggml_nbytes(t), pad = (align - nb % align) % align;
         fwrite(zeros, 1, pad, f);
         total += nb + pad;
-        free(row);
-        free(conv);
-        free(quant);
+        for (int c = 0; c < nthreads; c++) {
+            free(ch[c].row);
+            free(ch[c].conv);
+            free(ch[c].quant);
+        }
         free(imatrix);
     }
+    free(ch);
+    free(th);
     fclose(f);
     fprintf(stderr, "mkmodel: wrote %s: %d layers, embd %d, ff %d, heads %d/%d, vocab %lld, %s%s, %.1f MiB\n",
             out, layers, embd, ff, heads, kv_heads, (long long)vocab, type_name, dequantize ? " dequantized to f32" : "", (meta + total) / 1048576.0);
