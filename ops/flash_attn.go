@@ -278,20 +278,7 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		"VPRE": fmt.Sprint(vp), "VP": fmt.Sprint(max(vp, 1)), "MP": fmt.Sprint((r*faTile + faWG - 1) / faWG),
 		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0", "SPLIT": "0",
 	}
-	ops := []wgslOperand{in("q", q), in("key", k), in("val", v)}
-	tensors := []*tensor.Tensor{q, k, v}
-	if quantized(k.Type) || vectorRows(k) {
-		ops[1].Vec, defs["VEC_K"] = true, "1"
-	}
-	if quantized(v.Type) || vectorRows(v) {
-		ops[2].Vec, defs["VEC_V"] = true, "1"
-	}
-	if m != nil {
-		p.Me, p.M = dims(m), strides(m)
-		defs["MASK"] = "1"
-		ops = append(ops, in("mask", m))
-		tensors = append(tensors, m)
-	}
+	ops, tensors := faOperands(&p, q, k, v, m, defs)
 	grid := grid1D(groups, l)
 	grid[2] = p.Splits
 	if p.Splits == 1 {
@@ -312,6 +299,27 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		{Spec: sp, Tensors: append(tensors, part), Params: p, Grid: grid},
 		faReduce(t, p, part, l),
 	}, nil
+}
+
+// faOperands returns the operands and tensors both attention kernels read first: Q, K
+// and V (K and V eight elements at a time where their rows allow, VEC_K and VEC_V), then
+// the mask when there is one (MASK, its shape and strides in p).
+func faOperands(p *flashAttnParams, q, k, v, m *tensor.Tensor, defs map[string]string) ([]wgslOperand, []*tensor.Tensor) {
+	ops := []wgslOperand{in("q", q), in("key", k), in("val", v)}
+	tensors := []*tensor.Tensor{q, k, v}
+	if quantized(k.Type) || vectorRows(k) {
+		ops[1].Vec, defs["VEC_K"] = true, "1"
+	}
+	if quantized(v.Type) || vectorRows(v) {
+		ops[2].Vec, defs["VEC_V"] = true, "1"
+	}
+	if m != nil {
+		p.Me, p.M = dims(m), strides(m)
+		defs["MASK"] = "1"
+		ops = append(ops, in("mask", m))
+		tensors = append(tensors, m)
+	}
+	return ops, tensors
 }
 
 // faReduce is the dispatch that combines the splits' partial results in part (and the

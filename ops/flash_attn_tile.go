@@ -130,20 +130,7 @@ func lowerFlashAttnTile(t *tensor.Tensor, p flashAttnParams, tl faTiles, l *Limi
 	if dv/4%(tl.bc/4) != 0 {
 		defs["VCLAMP"] = "1" // some invocations' last output column is past Dv
 	}
-	ops := []wgslOperand{in("q", q), in("key", k), in("val", v)}
-	tensors := []*tensor.Tensor{q, k, v}
-	if quantized(k.Type) || vectorRows(k) {
-		ops[1].Vec, defs["VEC_K"] = true, "1"
-	}
-	if quantized(v.Type) || vectorRows(v) {
-		ops[2].Vec, defs["VEC_V"] = true, "1"
-	}
-	if m != nil {
-		p.Me, p.M = dims(m), strides(m)
-		defs["MASK"] = "1"
-		ops = append(ops, in("mask", m))
-		tensors = append(tensors, m)
-	}
+	ops, tensors := faOperands(&p, q, k, v, m, defs)
 	groups := uint64(p.Groups) * uint64(p.NHeadKV) * uint64(p.NSeq)
 	// Few row tiles (tens of queries) over a long KV sequence: the sequence is split over
 	// workgroups too, a few tiles each at least, as for decoding.
