@@ -245,12 +245,12 @@ const iq4Helpers = "fn iq4_level4(q: vec4<u32>) -> vec4<f32> { return vec4<f32>(
 // against ggml by the table generator); iq_signed8(g, sb, d) returns the eight bytes of a
 // grid entry (two words) times d, negated where sign byte sb has a bit set.
 const iqSignHelpers = "fn iq_signs(i: u32) -> u32 { return i | ((countOneBits(i) & 1u) << 7u); }\n" +
-	"fn iq_signed8(g: vec2<u32>, sb: u32, d: f32) -> mat2x4<f32> { return mat2x4<f32>(d * vec4<f32>(ux4(g.x, 0u, 255u)) * (1.0 - 2.0 * bits4(sb)), d * vec4<f32>(ux4(g.y, 0u, 255u)) * (1.0 - 2.0 * bits4(sb >> 4u))); }\n"
+	"fn iq_signed8(g: vec2<u32>, sb: u32, d: f32) -> mat2x4<f32> { return mat2x4<f32>(d * uf4(ux4(g.x, 0u, 255u), 0.0) * (1.0 - 2.0 * bits4(sb)), d * uf4(ux4(g.y, 0u, 255u), 0.0) * (1.0 - 2.0 * bits4(sb >> 4u))); }\n"
 
 // iq1Helpers: iq1_values8(g, d, sign) returns the eight values of grid entry g (16 bits,
 // see iq1s_grid_get) shifted by iq1_delta, negated when sign is set, times d.
 const iq1Helpers = "fn iq1_values8(g: u32, d: f32, sign: bool) -> mat2x4<f32> { let dl = select(iq1_delta, -iq1_delta, sign) - 1.0; " +
-	"return mat2x4<f32>(d * (vec4<f32>((vec4<u32>(g) >> vec4<u32>(0u, 2u, 4u, 6u)) & vec4<u32>(3u)) + dl), d * (vec4<f32>((vec4<u32>(g) >> vec4<u32>(8u, 10u, 12u, 14u)) & vec4<u32>(3u)) + dl)); }\n"
+	"return mat2x4<f32>(d * (uf4((vec4<u32>(g) >> vec4<u32>(0u, 2u, 4u, 6u)) & vec4<u32>(3u), 0.0) + dl), d * (uf4((vec4<u32>(g) >> vec4<u32>(8u, 10u, 12u, 14u)) & vec4<u32>(3u), 0.0) + dl)); }\n"
 
 //go:generate go run ./internal/gengrids -lib ../.cache/ggml/lib -out iq_tables.go
 
@@ -266,7 +266,7 @@ var quantFormats = map[Format]quantFormat{
   let d = unpack2x16float(NAME_bytes4(b)).x;
   let o = b + 2u + 8u * (s & 1u);
   let sh = 4u * (s >> 1u);
-  return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) - 8.0), d * (u4x4(NAME_bytes4(o + 4u), sh) - 8.0));`},
+  return mat2x4<f32>(d * uf4(ux4(NAME_bytes4(o), sh, 15u), 8.0), d * uf4(ux4(NAME_bytes4(o + 4u), sh, 15u), 8.0));`},
 	// {f16 d; f16 m; u8 qs[16]}: nibbles as Q4_0; x = q * d + m.
 	Q4_1: {"q4_1", 32, 20, `
   let dm = unpack2x16float(NAME_bytes4(b));
@@ -314,8 +314,8 @@ var quantFormats = map[Format]quantFormat{
   let h = b + 128u + 32u * (s >> 4u) + l;
   let sl = 4u * (r >> 1u);
   let sh = 2u * r;
-  return mat2x4<f32>(d * (vec4<f32>(ux4(NAME_bytes4(o), sl, 15u) | (ux4(NAME_bytes4(h), sh, 3u) << vec4<u32>(4u))) - 32.0),
-                     d * (vec4<f32>(ux4(NAME_bytes4(o + 4u), sl, 15u) | (ux4(NAME_bytes4(h + 4u), sh, 3u) << vec4<u32>(4u))) - 32.0));`},
+  return mat2x4<f32>(d * uf4(ux4(NAME_bytes4(o), sl, 15u) | (ux4(NAME_bytes4(h), sh, 3u) << vec4<u32>(4u)), 32.0),
+                     d * uf4(ux4(NAME_bytes4(o + 4u), sl, 15u) | (ux4(NAME_bytes4(h + 4u), sh, 3u) << vec4<u32>(4u)), 32.0));`},
 	// {f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: Q4_K's sub-blocks and
 	// nibbles; the fifth bit of element l of sub-block j is bit j of qh[l]; x = d sc_j q - dmin m_j.
 	Q5_K: {"q5_K", 256, 176, `
@@ -327,8 +327,8 @@ var quantFormats = map[Format]quantFormat{
   let h = b + 16u + 8u * (s & 3u);
   let o = b + 48u + 32u * (s >> 3u) + 8u * (s & 3u);
   let sh = 4u * (j & 1u);
-  return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) + 16.0 * vec4<f32>(ux4(NAME_bytes4(h), j, 1u))) - m,
-                     d * (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * vec4<f32>(ux4(NAME_bytes4(h + 4u), j, 1u))) - m);`},
+  return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) + 16.0 * uf4(ux4(NAME_bytes4(h), j, 1u), 0.0)) - m,
+                     d * (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * uf4(ux4(NAME_bytes4(h + 4u), j, 1u), 0.0)) - m);`},
 	// {u8 scales[16]; u8 qs[64]; f16 d; f16 dmin}: two halves of 128 elements, each four
 	// runs of 32: run r of half h takes bits 2r, 2r + 1 of qs[32 h ..]; one byte per 16
 	// elements (index s / 2 for group s) holds a 4-bit scale (low) and min (high);
@@ -336,24 +336,24 @@ var quantFormats = map[Format]quantFormat{
 	Q2_K: {"q2_K", 256, 84, `
   let dm = unpack2x16float(NAME_bytes4(b + 80u));
   let sc = NAME_bytes4(b + (s >> 1u));
-  let d = dm.x * f32(sc & 15u);
-  let m = dm.y * f32((sc >> 4u) & 15u);
+  let d = dm.x * uf(sc & 15u, 0.0);
+  let m = dm.y * uf((sc >> 4u) & 15u, 0.0);
   let o = b + 16u + 32u * (s >> 4u) + 8u * (s & 3u);
   let sh = 2u * ((s >> 2u) & 3u);
-  return mat2x4<f32>(d * vec4<f32>(ux4(NAME_bytes4(o), sh, 3u)) - m, d * vec4<f32>(ux4(NAME_bytes4(o + 4u), sh, 3u)) - m);`},
+  return mat2x4<f32>(d * uf4(ux4(NAME_bytes4(o), sh, 3u), 0.0) - m, d * uf4(ux4(NAME_bytes4(o + 4u), sh, 3u), 0.0) - m);`},
 	// {u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d}: the runs of Q2_K; element l of run
 	// r of half h has bit 4h + r of hmask[l] as its third bit, clear meaning q - 4; sixteen
 	// 6-bit scales (k3_scale) biased by 32; x = d (sc - 32) q.
 	Q3_K: {"q3_K", 256, 110, `
   let k = s >> 1u;
   let sc = k3_scale(k, NAME_bytes4(b + 96u + 4u * ((k >> 2u) & 1u)), NAME_bytes4(b + 104u));
-  let d = unpack2x16float(NAME_bytes4(b + 108u)).x * (f32(sc) - 32.0);
+  let d = unpack2x16float(NAME_bytes4(b + 108u)).x * uf(sc, 32.0);
   let o = b + 32u + 32u * (s >> 4u) + 8u * (s & 3u);
   let hm = b + 8u * (s & 3u);
   let sh = 2u * ((s >> 2u) & 3u);
   let hb = 4u * (s >> 4u) + ((s >> 2u) & 3u);
-  return mat2x4<f32>(d * (vec4<f32>(ux4(NAME_bytes4(o), sh, 3u)) - 4.0 + 4.0 * vec4<f32>(ux4(NAME_bytes4(hm), hb, 1u))),
-                     d * (vec4<f32>(ux4(NAME_bytes4(o + 4u), sh, 3u)) - 4.0 + 4.0 * vec4<f32>(ux4(NAME_bytes4(hm + 4u), hb, 1u))));`},
+  return mat2x4<f32>(d * (uf4(ux4(NAME_bytes4(o), sh, 3u), 4.0) + 4.0 * uf4(ux4(NAME_bytes4(hm), hb, 1u), 0.0)),
+                     d * (uf4(ux4(NAME_bytes4(o + 4u), sh, 3u), 4.0) + 4.0 * uf4(ux4(NAME_bytes4(hm + 4u), hb, 1u), 0.0)));`},
 	// {u8 e; u8 qs[16]}: E2M1 nibbles ordered as Q4_0's, doubled (fp4x4), under the
 	// E8M0 exponent e halved: x = v * 2^(e - 128) (2^-128 and 2^-127 for e = 0, 1, as
 	// ggml_e8m0_to_fp32_half).
@@ -388,7 +388,7 @@ var quantFormats = map[Format]quantFormat{
   let d = unpack2x16float(NAME_bytes4(b + 64u)).x;
   let o = b + 32u * (s >> 4u) + 8u * (s & 3u);
   let sh = 2u * ((s >> 2u) & 3u);
-  return mat2x4<f32>(d * (vec4<f32>(ux4(NAME_bytes4(o), sh, 3u)) - 1.0), d * (vec4<f32>(ux4(NAME_bytes4(o + 4u), sh, 3u)) - 1.0));`},
+  return mat2x4<f32>(d * uf4(ux4(NAME_bytes4(o), sh, 3u), 1.0), d * uf4(ux4(NAME_bytes4(o + 4u), sh, 3u), 1.0));`},
 	// {f16 d; u8 qs[16]}: one bit per element, element j bit j % 8 of qs[j / 8]; x = d for
 	// a set bit, -d otherwise.
 	Q1_0: {"q1_0", 128, 18, `
@@ -400,8 +400,8 @@ var quantFormats = map[Format]quantFormat{
 	Q2_0: {"q2_0", 64, 18, `
   let d = unpack2x16float(NAME_bytes4(b)).x;
   let w = vec4<u32>(NAME_bytes4(b + 2u + 2u * s));
-  return mat2x4<f32>(d * (vec4<f32>((w >> vec4<u32>(0u, 2u, 4u, 6u)) & vec4<u32>(3u)) - 1.0),
-                     d * (vec4<f32>((w >> vec4<u32>(8u, 10u, 12u, 14u)) & vec4<u32>(3u)) - 1.0));`},
+  return mat2x4<f32>(d * uf4((w >> vec4<u32>(0u, 2u, 4u, 6u)) & vec4<u32>(3u), 1.0),
+                     d * uf4((w >> vec4<u32>(8u, 10u, 12u, 14u)) & vec4<u32>(3u), 1.0));`},
 	// {f16 d; u8 qs[16]}: nibbles as Q4_0, indices of the sixteen non-linear levels
 	// (iq4_level); x = d level.
 	IQ4_NL: {"iq4_nl", 32, 18, `
@@ -416,7 +416,7 @@ var quantFormats = map[Format]quantFormat{
   let w = NAME_bytes4(b);
   let j = s >> 2u;
   let sc = ((NAME_bytes4(b + 4u) >> (4u * j)) & 15u) | (((w >> (16u + 2u * j)) & 3u) << 4u);
-  let d = unpack2x16float(w).x * (f32(sc) - 32.0);
+  let d = unpack2x16float(w).x * uf(sc, 32.0);
   let o = b + 8u + 16u * j + 8u * (s & 1u);
   let sh = 4u * ((s >> 1u) & 1u);
   return mat2x4<f32>(d * iq4_level4(ux4(NAME_bytes4(o), sh, 15u)), d * iq4_level4(ux4(NAME_bytes4(o + 4u), sh, 15u)));`},
@@ -426,7 +426,7 @@ var quantFormats = map[Format]quantFormat{
   let o = b + 2u + 8u * (s >> 2u);
   let l = s & 3u;
   let aux = NAME_bytes4(o + 4u);
-  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + f32(aux >> 28u)) * 0.25;
+  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + uf(aux >> 28u, 0.0)) * 0.25;
   let g = iq2xxs_grid_get((NAME_bytes4(o) >> (8u * l)) & 255u);
   return iq_signed8(g, iq_signs((aux >> (7u * l)) & 127u), d);`},
 	// {f16 d; u16 qs[32] (a 9-bit index of iq2xs_grid under a 7-bit sign index per eight
@@ -434,7 +434,7 @@ var quantFormats = map[Format]quantFormat{
 	IQ2_XS: {"iq2_xs", 256, 74, `
   let q = NAME_bytes4(b + 2u + 2u * s) & 0xffffu;
   let sc = (NAME_bytes4(b + 66u + (s >> 2u)) >> (4u * ((s >> 1u) & 1u))) & 15u;
-  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + f32(sc)) * 0.25;
+  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + uf(sc, 0.0)) * 0.25;
   return iq_signed8(iq2xs_grid_get(q & 511u), iq_signs(q >> 9u), d);`},
 	// {f16 d; u8 qs[32] (index bits 0..7 of iq2s_grid per eight elements); u8 signs[32];
 	// u8 qh[8] (index bits 8, 9 of group s at bit 2 (s % 4) of qh[s / 4]); u8 scales[8]
@@ -442,7 +442,7 @@ var quantFormats = map[Format]quantFormat{
 	IQ2_S: {"iq2_s", 256, 82, `
   let qh = (NAME_bytes4(b + 66u + (s >> 2u)) >> (2u * (s & 3u))) & 3u;
   let sc = (NAME_bytes4(b + 74u + (s >> 2u)) >> (4u * ((s >> 1u) & 1u))) & 15u;
-  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + f32(sc)) * 0.25;
+  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + uf(sc, 0.0)) * 0.25;
   let g = iq2s_grid_get((NAME_bytes4(b + 2u + s) & 255u) | (qh << 8u));
   return iq_signed8(g, NAME_bytes4(b + 34u + s) & 255u, d);`},
 	// {f16 d; u8 qs[64] (an index of iq3xxs_grid per four elements); per 32 elements a
@@ -450,7 +450,7 @@ var quantFormats = map[Format]quantFormat{
 	IQ3_XXS: {"iq3_xxs", 256, 98, `
   let q = NAME_bytes4(b + 2u + 2u * s);
   let aux = NAME_bytes4(b + 66u + 4u * (s >> 2u));
-  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + f32(aux >> 28u)) * 0.5;
+  let d = unpack2x16float(NAME_bytes4(b)).x * (0.5 + uf(aux >> 28u, 0.0)) * 0.5;
   let g = vec2<u32>(iq3xxs_grid_get(q & 255u), iq3xxs_grid_get((q >> 8u) & 255u));
   return iq_signed8(g, iq_signs((aux >> (7u * (s & 3u))) & 127u), d);`},
 	// {f16 d; u8 qs[64] (index bits 0..7 of iq3s_grid per four elements); u8 qh[8] (bit 8
@@ -461,7 +461,7 @@ var quantFormats = map[Format]quantFormat{
   let q = NAME_bytes4(b + 2u + 2u * s);
   let qh = (NAME_bytes4(b + 66u + j) >> (2u * (s & 3u))) & 3u;
   let sc = (NAME_bytes4(b + 106u + (j >> 1u)) >> (4u * (j & 1u))) & 15u;
-  let d = unpack2x16float(NAME_bytes4(b)).x * f32(1u + 2u * sc);
+  let d = unpack2x16float(NAME_bytes4(b)).x * uf(1u + 2u * sc, 0.0);
   let g = vec2<u32>(iq3s_grid_get((q & 255u) | ((qh & 1u) << 8u)), iq3s_grid_get(((q >> 8u) & 255u) | ((qh >> 1u) << 8u)));
   return iq_signed8(g, NAME_bytes4(b + 74u + s) & 255u, d);`},
 	// {f16 d; u8 qs[32] (index bits 0..7 of iq1s_grid per eight elements); u16 qh[8] (per
@@ -469,7 +469,7 @@ var quantFormats = map[Format]quantFormat{
 	// delta's sign at bit 15)}; x = d (2 sc + 1) (grid +- iq1_delta).
 	IQ1_S: {"iq1_s", 256, 50, `
   let qh = NAME_bytes4(b + 34u + 2u * (s >> 2u));
-  let d = unpack2x16float(NAME_bytes4(b)).x * f32(2u * ((qh >> 12u) & 7u) + 1u);
+  let d = unpack2x16float(NAME_bytes4(b)).x * uf(2u * ((qh >> 12u) & 7u) + 1u, 0.0);
   let g = iq1s_grid_get((NAME_bytes4(b + 2u + s) & 255u) | (((qh >> (3u * (s & 3u))) & 7u) << 8u));
   return iq1_values8(g, d, (qh & 0x8000u) != 0u);`},
 	// {u8 qs[32] (index bits 0..7 of iq1s_grid per eight elements); u8 qh[16] (a nibble
@@ -481,7 +481,7 @@ var quantFormats = map[Format]quantFormat{
   let w1 = NAME_bytes4(b + 52u);
   let dh = ((w0 >> 12u) & 0xfu) | ((w0 >> 24u) & 0xf0u) | ((w1 >> 4u) & 0xf00u) | ((w1 >> 16u) & 0xf000u);
   let sc = (NAME_bytes4(b + 48u + 2u * (s >> 3u)) >> (6u * ((s >> 2u) & 1u) + 3u * ((s >> 1u) & 1u))) & 7u;
-  let d = unpack2x16float(dh).x * f32(2u * sc + 1u);
+  let d = unpack2x16float(dh).x * uf(2u * sc + 1u, 0.0);
   let h = (NAME_bytes4(b + 32u + (s >> 1u)) >> (4u * (s & 1u))) & 15u;
   let g = iq1s_grid_get((NAME_bytes4(b + s) & 255u) | ((h & 7u) << 8u));
   return iq1_values8(g, d, (h & 8u) != 0u);`},

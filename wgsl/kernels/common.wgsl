@@ -33,17 +33,18 @@ fn offset4(c: vec4<u32>, s: vec4<u32>) -> u32 {
   return c.x * s.x + c.y * s.y + c.z * s.z + c.w * s.w;
 }
 
+// Small unsigned integers (v < 2^23) minus an integer offset o, exactly, as f32: v is
+// the mantissa of 2^23, subtracted with o in one addition. The quantized formats convert
+// every element with these, not with f32(u32): on NVIDIA GPUs an integer-to-float
+// conversion issues at an eighth of the FMA rate (Hopper: 16 against 128 per clock and
+// SM), enough to make dequantization, not memory, bound a mat-vec.
+fn uf(v: u32, o: f32) -> f32 { return bitcast<f32>(v | 0x4b000000u) - (8388608.0 + o); }
+fn uf4(v: vec4<u32>, o: f32) -> vec4<f32> { return bitcast<vec4<f32>>(v | vec4<u32>(0x4b000000u)) - (8388608.0 + o); }
 // Unpacking of quantized blocks (see quantFormats in formats.go): the four bytes of w as
 // signed values; the four nibbles at bit sh of each byte of w; bits 0..3 of h.
-fn i8x4(w: u32) -> vec4<f32> {
-  return vec4<f32>(vec4<i32>(bitcast<i32>(w << 24u), bitcast<i32>(w << 16u), bitcast<i32>(w << 8u), bitcast<i32>(w)) >> vec4<u32>(24u));
-}
-fn u4x4(w: u32, sh: u32) -> vec4<f32> {
-  return vec4<f32>((vec4<u32>(w) >> vec4<u32>(sh, sh + 8u, sh + 16u, sh + 24u)) & vec4<u32>(15u));
-}
-fn bits4(h: u32) -> vec4<f32> {
-  return vec4<f32>((vec4<u32>(h) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u));
-}
+fn i8x4(w: u32) -> vec4<f32> { return uf4(ux4(w ^ 0x80808080u, 0u, 255u), 128.0); }
+fn u4x4(w: u32, sh: u32) -> vec4<f32> { return uf4(ux4(w, sh, 15u), 0.0); }
+fn bits4(h: u32) -> vec4<f32> { return uf4((vec4<u32>(h) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u), 0.0); }
 // The bits at bit sh of each byte of w under mask (sh + width <= 8).
 fn ux4(w: u32, sh: u32, mask: u32) -> vec4<u32> {
   return (vec4<u32>(w) >> vec4<u32>(sh, sh + 8u, sh + 16u, sh + 24u)) & vec4<u32>(mask);
@@ -58,7 +59,8 @@ fn k4_scale_min(j: u32, w0: u32, w1: u32, w2: u32) -> vec2<f32> {
   let e = (w2 >> k) & 0xffu;
   let lo = vec2<u32>(a & 63u, c & 63u);
   let hi = vec2<u32>((e & 15u) | ((a >> 6u) << 4u), (e >> 4u) | ((c >> 6u) << 4u));
-  return vec2<f32>(select(hi, lo, j < 4u));
+  let v = select(hi, lo, j < 4u);
+  return vec2<f32>(uf(v.x, 0.0), uf(v.y, 0.0));
 }
 // The 6-bit scale k (0..15) of a Q3_K block, from its 12 scale bytes: the low (k < 8)
 // or high nibble of byte k % 8 (w, the word of bytes 0..3 or 4..7 that holds it) topped
@@ -140,7 +142,7 @@ fn fp4x4(w: u32, sh: u32) -> vec4<f32> {
   let q = ux4(w, sh, 15u);
   let m = q & vec4<u32>(7u);
   let big = (vec4<u32>(2u) + (m & vec4<u32>(1u))) << ((m >> vec4<u32>(1u)) - vec4<u32>(1u));
-  let v = vec4<f32>(select(m, big, m >= vec4<u32>(4u)));
+  let v = uf4(select(m, big, m >= vec4<u32>(4u)), 0.0);
   return select(v, -v, (q & vec4<u32>(8u)) != vec4<u32>(0u));
 }
 // An NVFP4 scale: the UE4M3 byte x (4 exponent bits biased by 7 over 3 mantissa bits, bit
@@ -157,5 +159,5 @@ fn ue4m3(x: u32) -> f32 {
 fn tq1x4(w: u32, n: u32) -> vec4<f32> {
   let p3 = select((0x1b090301u >> (8u * n)) & 0xffu, 81u, n == 4u);
   let q = (ux4(w, 0u, 255u) * vec4<u32>(p3)) & vec4<u32>(255u);
-  return vec4<f32>((q * vec4<u32>(3u)) >> vec4<u32>(8u));
+  return uf4((q * vec4<u32>(3u)) >> vec4<u32>(8u), 0.0);
 }
