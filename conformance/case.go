@@ -130,6 +130,7 @@ type Builder struct {
 
 	inits     map[ggml.Tensor]InitFunc
 	checks    []ggml.Tensor
+	roots     []ggml.Tensor
 	sentinels []ggml.Tensor
 	noSent    bool
 }
@@ -174,6 +175,11 @@ func (b *Builder) Init(x ggml.Tensor, f InitFunc) { b.inits[x] = f }
 // Check adds x to the tensors compared between the backends, after the output (e.g. the
 // whole destination of a copy into a view, to see that nothing outside the view changed).
 func (b *Builder) Check(x ggml.Tensor) { b.checks = append(b.checks, x) }
+
+// Expand adds x's computation to the graph before the output's (ggml_build_forward_expand
+// in the order of the calls): for results nothing downstream reads, such as a SET_ROWS into
+// a cache beside another one (Check compares them).
+func (b *Builder) Expand(x ggml.Tensor) { b.roots = append(b.roots, x) }
 
 // Permute is ggml_permute on the builder's context.
 func (b *Builder) Permute(x ggml.Tensor, p [4]int) ggml.Tensor {

@@ -64,6 +64,10 @@ type Runner struct {
 	Ref ggml.Backend
 	// Test is the backend under test.
 	Test ggml.Backend
+	// Inspect, when set, is called with each case's graph on the backend under test, its
+	// tensors allocated and filled, before it is computed (e.g. to check how the library
+	// plans it).
+	Inspect func(c *Case, g ggml.Graph)
 }
 
 // Run builds, computes and compares one case.
@@ -163,6 +167,9 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 	b.addSentinel()
 
 	g := l.NewGraph(ctx)
+	for _, x := range b.roots {
+		l.BuildForwardExpand(g, x)
+	}
 	l.BuildForwardExpand(g, res)
 
 	if checkSupport {
@@ -218,6 +225,9 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 		}
 	}
 
+	if r.Inspect != nil && be == r.Test {
+		r.Inspect(c, g)
+	}
 	if st := l.GraphCompute(be, g); st != tensor.StatusSuccess {
 		return nil, "", fmt.Errorf("ggml_backend_graph_compute returned status %d", st)
 	}

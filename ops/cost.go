@@ -80,7 +80,8 @@ func rowBytes(t *tensor.Tensor) uint64 {
 
 // CostFused estimates the work of a fused pattern's nodes (in order, the last the
 // result): their FLOP added up, the bytes of the sources from outside the pattern and of
-// the result (intermediate results stay in the kernel).
+// the result (intermediate results stay in the kernel). A SET_ROWS writes its rows (as
+// Cost counts them), wherever it is in the pattern, and its destination base is not read.
 func CostFused(nodes []*tensor.Tensor) (bytes, flop uint64) {
 	if len(nodes) == 0 {
 		return 0, 0
@@ -93,12 +94,21 @@ func CostFused(nodes []*tensor.Tensor) (bytes, flop uint64) {
 	for _, n := range nodes {
 		_, f := Cost(n)
 		flop += f
-		for _, s := range n.Src {
+		for i, s := range n.Src {
+			if n.Op == tensor.OpSetRows && i == 2 {
+				continue
+			}
 			if s != nil && !inside[s] && !seen[s] {
 				seen[s] = true
 				bytes += s.Extent()
 			}
 		}
+		if n.Op == tensor.OpSetRows && !n.Empty() {
+			bytes += uint64(n.Src[0].Elems()) / uint64(max(n.Src[0].Ne[0], 1)) * rowBytes(n)
+		}
 	}
-	return bytes + nodes[len(nodes)-1].Extent(), flop
+	if last := nodes[len(nodes)-1]; last.Op != tensor.OpSetRows {
+		bytes += last.Extent()
+	}
+	return bytes, flop
 }

@@ -48,4 +48,12 @@ func TestCostFused(t *testing.T) {
 	require.Equal(t, uint64(128+128), f)
 	b, f = CostFused(nil)
 	require.Zero(t, b+f)
+
+	// K roped and stored into an F16 cache, V stored beside it: K [8, 2, 3] and V [16, 3]
+	// F32, positions, frequency factors and two I64 and I32 index tensors read; three rows
+	// of 16 halves written into each cache (not the caches' 6 rows read or written).
+	n := ropeSetRowsExample(true)
+	b, f = CostFused(n)
+	require.Equal(t, uint64(4*48+4*3+4*8+8*3+4*48+4*3+3*16*2+3*16*4), b)
+	require.Equal(t, uint64(48), f, "the rope's element count")
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // The fusion table: runs of consecutive graph nodes that one lowering computes together,
-// writing only the last node's result. The scheduler tries the rows in order at every node
+// writing the results of the positions that are not Private (the last node's, and any
+// other that later nodes or the host read; a view's result needs no writing). The scheduler tries the rows in order at every node
 // and takes the first that applies, so longer patterns come first; a new fusion is a new
 // row (and its guard and lowering, next to the op family they build on).
 
@@ -27,14 +28,16 @@ type Fusion struct {
 	Ops []OpSet
 	// Private lists the positions whose results the fused kernel does not write: each must
 	// be read by exactly one node, a later one of the match, and must not be a graph output.
-	// Only the scheduler sees the whole graph, so it checks this.
+	// Only the scheduler sees the whole graph, so it checks this. The lowering writes the
+	// result of every other position that is not a view.
 	Private []int
 	// Guard reports whether nodes whose ops match the pattern are safe to fuse: linked to
 	// each other as the pattern means, each supported, and no result overlapping an input
 	// that other invocations still read (ggml may place the result over the pattern's
 	// freed inputs).
 	Guard func(n []*tensor.Tensor, l *Limits) bool
-	// Lower lowers nodes that passed Guard; its dispatches compute the last node. An error
+	// Lower lowers nodes that passed Guard; its dispatches compute the last node (the last
+	// operand of each) and the other positions that are not Private. An error
 	// means the guard admitted what the lowering cannot do.
 	Lower func(n []*tensor.Tensor, l *Limits) ([]Dispatch, error)
 	// Example returns nodes the row applies to; the compile test builds their kernels.
@@ -61,6 +64,8 @@ func (f *Fusion) Applies(n []*tensor.Tensor, l *Limits) bool {
 func Fusions() []Fusion { return fusions }
 
 var fusions = []Fusion{
+	ropeSetRowsRowsRow,
+	ropeSetRowsRow,
 	{
 		// llama's kqv -> kqv_merged -> kqv_out: the matmul stores straight into the
 		// contiguous result.

@@ -152,6 +152,17 @@ func ropeSections(t *tensor.Tensor) (sec, reset [4]uint32) {
 }
 
 func lowerRope(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
+	p, defs, operands, tensors := ropeSetup(t)
+	operands = append(operands, out("dst", t))
+	tensors = append(tensors, t)
+	s := spec("rope", wgElementwise, p, defs, operands...)
+	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: gridElems(t.Elems()/2, l)}}, nil
+}
+
+// ropeSetup returns what every kernel that includes rope_math.wgsl needs of ROPE node t:
+// its parameters (the result's strides in D), the defines of its mode, and the operands it
+// reads (src0, pos and, with frequency factors, ff) with their tensors.
+func ropeSetup(t *tensor.Tensor) (ropeParams, map[string]string, []wgslOperand, []*tensor.Tensor) {
 	a, pos, ff := t.Src[0], t.Src[1], t.Src[2]
 	mode, nDims, nCtxOrig := t.Params[2], t.Params[1], t.Params[4]
 	freqBase, freqScale := t.ParamF32(5), t.ParamF32(6)
@@ -192,8 +203,5 @@ func lowerRope(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		operands = append(operands, in("ff", ff))
 		tensors = append(tensors, ff)
 	}
-	operands = append(operands, out("dst", t))
-	tensors = append(tensors, t)
-	s := spec("rope", wgElementwise, p, defs, operands...)
-	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: gridElems(t.Elems()/2, l)}}, nil
+	return p, defs, operands, tensors
 }

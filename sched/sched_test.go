@@ -162,3 +162,57 @@ func TestFusesMulMatPermuteCont(t *testing.T) {
 	// kqv element (i0, i1, i2) lands at cont element (i0, i2, i1): strides 1, 16, 8.
 	require.Contains(t, fmt.Sprintf("%+v", d.Params), "D:[1 16 8 48]")
 }
+
+// fusionExample returns the example nodes of the named fusion row, marked for computation.
+func fusionExample(t *testing.T, name string) []*tensor.Tensor {
+	for _, f := range ops.Fusions() {
+		if f.Name == name {
+			n := f.Example()
+			for _, x := range n {
+				x.Flags |= tensor.FlagCompute
+			}
+			return n
+		}
+	}
+	t.Fatalf("no fusion %q", name)
+	return nil
+}
+
+func TestFusesRopeSetRowsWritingBothCaches(t *testing.T) {
+	n := fusionExample(t, "rope+set_rows+set_rows")
+	p, err := Build(n, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Equal(t, 2, p.Skipped, "the two views need no work")
+	require.Len(t, p.Steps, 1)
+	d := p.Steps[0].Dispatch
+	var written []*tensor.Tensor
+	for i, o := range d.Spec.Operands {
+		if o.Written {
+			written = append(written, d.Tensors[i])
+		}
+	}
+	require.Equal(t, []*tensor.Tensor{n[2], n[4]}, written, "both caches are written, nothing else")
+
+	// A second reader of K's view keeps the rope apart from both stores; V's store is then
+	// no longer next to a rope and runs on its own.
+	other := compute(&tensor.Tensor{Type: tensor.F32, Ne: n[1].Ne, Nb: n[1].Nb}, tensor.OpAdd, n[1], n[1])
+	p, err = Build(append(n, other), limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	require.Len(t, p.Steps, 4)
+
+	// The host reading the roped K back keeps it apart too.
+	n = fusionExample(t, "rope+set_rows+set_rows")
+	n[0].Flags |= tensor.FlagOutput
+	p, err = Build(n, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+
+	// The host may read the K cache's SET_ROWS result: the fused kernel writes it.
+	n = fusionExample(t, "rope+set_rows+set_rows")
+	n[2].Flags |= tensor.FlagOutput
+	p, err = Build(n, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+}

@@ -14,7 +14,9 @@ import (
 const SlotSize = 256
 
 // A parameter struct's fields are uint32, int32 and float32 scalars (WGSL u32, i32, f32)
-// and [4] arrays of them (vec4<u32>, vec4<i32>, vec4<f32>). In the uniform address space a
+// and [4] arrays of them (vec4<u32>, vec4<i32>, vec4<f32>); an embedded struct's fields
+// take its place, in order (a fused kernel's parameters extend those of the kernel whose
+// WGSL functions it shares). In the uniform address space a
 // scalar is 4-byte aligned and a vec4 16-byte aligned: scalars stay packed, and a vec4 that
 // would start off a 16-byte boundary is preceded by u32 padding fields. The struct's size
 // is its end rounded up to its alignment, and it must fit one slot.
@@ -25,7 +27,7 @@ type paramField struct {
 	name   string
 	wgsl   string       // WGSL type
 	kind   reflect.Kind // element kind (Uint32, Int32 or Float32)
-	index  int          // Go field index; -1 for padding and operand offsets
+	index  []int        // Go field index path (reflect's FieldByIndex); nil for padding and operand offsets
 	offset int          // byte offset in the slot
 	words  int          // 1, or 4 for a vec4
 }
@@ -34,6 +36,7 @@ type paramField struct {
 type paramLayout struct {
 	fields []paramField
 	size   int
+	pads   int // padding fields so far
 }
 
 // layouts caches paramLayout by parameter struct type (without operand offsets).
@@ -53,30 +56,45 @@ func layoutOf(t reflect.Type) (*paramLayout, error) {
 		return nil, fmt.Errorf("wgsl: params type %s is not a struct", t)
 	}
 	l := &paramLayout{}
-	pads := 0
+	if err := l.add(t, nil); err != nil {
+		return nil, err
+	}
+	layouts.Store(t, l)
+	return l, nil
+}
+
+// add appends the fields of struct type t (an embedded struct's in its place), whose
+// values lie at the Go field index path at.
+func (l *paramLayout) add(t reflect.Type, at []int) error {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		index := append(append([]int(nil), at...), i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			if err := l.add(f.Type, index); err != nil {
+				return err
+			}
+			continue
+		}
 		kind, words := f.Type.Kind(), 1
 		if kind == reflect.Array && f.Type.Len() == 4 {
 			kind, words = f.Type.Elem().Kind(), 4
 		}
 		ty, ok := scalarTypes[kind]
 		if !ok {
-			return nil, fmt.Errorf("wgsl: params field %s.%s has unsupported type %s", t.Name(), f.Name, f.Type)
+			return fmt.Errorf("wgsl: params field %s.%s has unsupported type %s", t.Name(), f.Name, f.Type)
 		}
 		if words == 4 {
 			ty = "vec4<" + ty + ">"
 			for l.size%16 != 0 {
-				l.fields = append(l.fields, paramField{name: fmt.Sprintf("pad_%d", pads), wgsl: "u32", kind: reflect.Uint32, index: -1, offset: l.size, words: 1})
-				pads++
+				l.fields = append(l.fields, paramField{name: fmt.Sprintf("pad_%d", l.pads), wgsl: "u32", kind: reflect.Uint32, offset: l.size, words: 1})
+				l.pads++
 				l.size += 4
 			}
 		}
-		l.fields = append(l.fields, paramField{name: f.Name, wgsl: ty, kind: kind, index: i, offset: l.size, words: words})
+		l.fields = append(l.fields, paramField{name: f.Name, wgsl: ty, kind: kind, index: index, offset: l.size, words: words})
 		l.size += 4 * words
 	}
-	layouts.Store(t, l)
-	return l, nil
+	return nil
 }
 
 // withOperands appends one `<operand>_off: u32` member per operand (at least one member
@@ -85,11 +103,11 @@ func (l *paramLayout) withOperands(names []string) ([]paramField, int) {
 	fields := append([]paramField(nil), l.fields...)
 	end := l.size
 	for _, n := range names {
-		fields = append(fields, paramField{name: n + "_off", wgsl: "u32", kind: reflect.Uint32, index: -1, offset: end, words: 1})
+		fields = append(fields, paramField{name: n + "_off", wgsl: "u32", kind: reflect.Uint32, offset: end, words: 1})
 		end += 4
 	}
 	if len(fields) == 0 {
-		fields = append(fields, paramField{name: "unused", wgsl: "u32", kind: reflect.Uint32, index: -1, words: 1})
+		fields = append(fields, paramField{name: "unused", wgsl: "u32", kind: reflect.Uint32, words: 1})
 		end += 4
 	}
 	align := 4
@@ -147,11 +165,11 @@ func EncodeParams(dst []byte, params any, offsets []uint32) error {
 		return fmt.Errorf("wgsl: params of %d bytes exceed a %d-byte slot", end+4*len(offsets), len(dst))
 	}
 	for _, f := range l.fields {
-		if f.index < 0 {
+		if f.index == nil {
 			binary.LittleEndian.PutUint32(dst[f.offset:], 0)
 			continue
 		}
-		fv := v.Field(f.index)
+		fv := v.FieldByIndex(f.index)
 		for w := 0; w < f.words; w++ {
 			e := fv
 			if f.words > 1 {

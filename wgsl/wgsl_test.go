@@ -195,3 +195,27 @@ func TestPairDistances(t *testing.T) {
 		require.Len(t, seen, e, "%s: every group once", f)
 	}
 }
+
+// embeddedParams extends arrayParams the way a fused kernel's parameters extend those of
+// the kernel whose functions it shares.
+type embeddedParams struct {
+	arrayParams
+	More uint32
+	Tail [4]uint32
+}
+
+func TestParamsEmbeddedStruct(t *testing.T) {
+	ops := []Operand{{Name: "src0", Type: F32}}
+	base, err := ParamsDecl(reflect.TypeOf(arrayParams{}), nil)
+	require.NoError(t, err)
+	decl, err := ParamsDecl(reflect.TypeOf(embeddedParams{}), ops)
+	require.NoError(t, err)
+	head := strings.TrimSuffix(base, "}\n@group(0) @binding(0) var<uniform> p: Params;\n")
+	require.True(t, strings.HasPrefix(decl, head), "the embedded struct's members come first, laid out as its own:\n%s", decl)
+	require.Contains(t, decl, "  Eps: f32,\n  More: u32,\n  pad_6: u32,\n  pad_7: u32,\n  Tail: vec4<u32>,\n  src0_off: u32,\n")
+	v := embeddedParams{arrayParams: arrayParams{N: 5, Eps: 0.25}, More: 7, Tail: [4]uint32{1, 2, 3, 4}}
+	buf := make([]byte, SlotSize)
+	require.NoError(t, EncodeParams(buf, v, []uint32{9}))
+	require.Equal(t, []byte{5, 0, 0, 0}, buf[:4])
+	require.Equal(t, []byte{0, 0, 0x80, 0x3e, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 9, 0, 0, 0}, buf[80:116])
+}
