@@ -80,8 +80,9 @@ func rowBytes(t *tensor.Tensor) uint64 {
 
 // CostFused estimates the work of a fused pattern's nodes (in order, the last the
 // result): their FLOP added up, the bytes of the sources from outside the pattern and of
-// the result (intermediate results stay in the kernel).
-func CostFused(nodes []*tensor.Tensor) (bytes, flop uint64) {
+// the written results (Fusion.Written; the other intermediate results stay in the
+// kernel). A nil written counts the last node's result only.
+func CostFused(nodes, written []*tensor.Tensor) (bytes, flop uint64) {
 	if len(nodes) == 0 {
 		return 0, 0
 	}
@@ -100,5 +101,11 @@ func CostFused(nodes []*tensor.Tensor) (bytes, flop uint64) {
 			}
 		}
 	}
-	return bytes + nodes[len(nodes)-1].Extent(), flop
+	if written == nil {
+		written = nodes[len(nodes)-1:]
+	}
+	for _, t := range written {
+		bytes += t.Extent()
+	}
+	return bytes, flop
 }

@@ -20,6 +20,10 @@ type Step struct {
 	// Fused are the nodes of the fused pattern the step computes (Node is the last), nil
 	// for a step of one node.
 	Fused []*tensor.Tensor
+	// Written are the results of Fused that the step's pattern stores (ops.Fusion.Written:
+	// the last node's, and the intermediate results other nodes read), nil for a step of
+	// one node.
+	Written []*tensor.Tensor
 }
 
 // Plan is the ordered work of one graph.
@@ -87,7 +91,9 @@ func Build(nodes []*tensor.Tensor, l *ops.Limits) (*Plan, error) {
 
 // fuse lowers the first fusion row that applies to the nodes starting at nodes[i] and
 // returns how many nodes it covered (0: none applies). The dispatches compute the last
-// node; the nodes of the match that need no work (views) count as skipped.
+// node and store every result the row does not keep private (ops.Fusion.Written), so
+// later nodes and the host read them as if each node had run; the nodes of the match that
+// need no work (views) count as skipped.
 func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers map[*tensor.Tensor]int, l *ops.Limits) (int, error) {
 	fusions := ops.Fusions()
 	for r := range fusions {
@@ -103,9 +109,15 @@ func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers map[*tensor.Tensor]in
 		if err != nil {
 			return 0, fmt.Errorf("fusion %s: %w", f.Name, err)
 		}
+		written := f.Written(match)
+		for _, t := range written {
+			if !writes(ds, t) {
+				return 0, fmt.Errorf("fusion %s: the lowering does not store %s's result", f.Name, t.Op)
+			}
+		}
 		last := match[len(match)-1]
 		for _, d := range ds {
-			p.Steps = append(p.Steps, Step{Node: last, Dispatch: d, Fused: match})
+			p.Steps = append(p.Steps, Step{Node: last, Dispatch: d, Fused: match, Written: written})
 		}
 		p.Fused++
 		for _, n := range match {
@@ -133,6 +145,18 @@ func fusable(f *ops.Fusion, match []*tensor.Tensor, readers map[*tensor.Tensor]i
 		}
 	}
 	return true
+}
+
+// writes reports whether one of the dispatches binds t as a written operand.
+func writes(ds []ops.Dispatch, t *tensor.Tensor) bool {
+	for _, d := range ds {
+		for j, o := range d.Spec.Operands {
+			if o.Written && j < len(d.Tensors) && d.Tensors[j] == t {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readBy reports whether one of the nodes reads t.

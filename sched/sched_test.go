@@ -162,3 +162,57 @@ func TestFusesMulMatPermuteCont(t *testing.T) {
 	// kqv element (i0, i1, i2) lands at cont element (i0, i2, i1): strides 1, 16, 8.
 	require.Contains(t, fmt.Sprintf("%+v", d.Params), "D:[1 16 8 48]")
 }
+
+// residual is llama's residual pattern over rows of 8: sum = a + b, out = rms_norm(sum) * w,
+// next = out + sum (the sum read again after the norm).
+func residual() (add, norm, mul, next *tensor.Tensor) {
+	a, b, w := f32(8), f32(8), f32(8)
+	add = compute(f32(8), tensor.OpAdd, a, b)
+	norm = compute(f32(8), tensor.OpRMSNorm, add)
+	mul = compute(f32(8), tensor.OpMul, norm, w)
+	next = compute(f32(8), tensor.OpAdd, mul, add)
+	return
+}
+
+func TestFusesAddNormMulWritingTheSum(t *testing.T) {
+	add, norm, mul, next := residual()
+	p, err := Build([]*tensor.Tensor{add, norm, mul, next}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 2, "the triple in one dispatch, then the second ADD")
+	s := p.Steps[0]
+	require.Same(t, mul, s.Node)
+	require.Equal(t, []*tensor.Tensor{add, norm, mul}, s.Fused)
+	require.Equal(t, []*tensor.Tensor{add, mul}, s.Written, "the sum is stored for the second ADD; the norm is not")
+	require.Contains(t, s.Dispatch.Tensors, add)
+	require.NotContains(t, s.Dispatch.Tensors, norm)
+	require.Same(t, next, p.Steps[1].Node)
+
+	// The sum as a graph output (the host reads it back) fuses the same way.
+	add.Flags |= tensor.FlagOutput
+	p, err = Build([]*tensor.Tensor{add, norm, mul}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Equal(t, []*tensor.Tensor{add, mul}, p.Steps[0].Written)
+
+	// A second reader of the norm keeps the norm's result: neither fusion applies.
+	other := compute(f32(8), tensor.OpAdd, norm, add)
+	p, err = Build([]*tensor.Tensor{add, norm, mul, other}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	require.Len(t, p.Steps, 4)
+
+	// A norm stored over the sum (in place) must be computed apart, since the CPU would
+	// leave the norm where later nodes read the sum; the norm+mul pair still fuses.
+	add, norm, mul, next = residual()
+	add.Loc = tensor.Loc{Buffer: 1, Addr: 1 << 40}
+	norm.Loc = add.Loc
+	mul.Loc = tensor.Loc{Buffer: 1, Addr: 1<<40 + 4096}
+	p, err = Build([]*tensor.Tensor{add, norm, mul, next}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 3)
+	require.Nil(t, p.Steps[0].Fused)
+	require.Equal(t, []*tensor.Tensor{norm, mul}, p.Steps[1].Fused)
+	require.Equal(t, []*tensor.Tensor{mul}, p.Steps[1].Written)
+}
