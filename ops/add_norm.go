@@ -16,10 +16,10 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 // Aliasing: each invocation reads element j of the sources, then stores element j of the
 // sum, reads it back, and last stores element j of the result. So a stored result may take
 // the place of a source (or the result that of the sum) exactly, at the same layout, but
-// not overlap it any other way; the sum must not overlap the weight at all (a weight row
-// is read by every workgroup, after the sum is stored); and the norm, which the kernel does
-// not store, must not share memory with the sum (in ggml the norm would then overwrite
-// the sum that later nodes read).
+// not overlap it any other way; and the sum must not overlap the weight at all (a weight
+// row is read by every workgroup, after the sum is stored). The norm, which the kernel
+// does not store, may be in place of the sum only where nothing reads the sum later: the
+// scheduler checks that for every private result.
 func guardAddNormMul(n []*tensor.Tensor, l *Limits) bool {
 	add, norm, mul := n[0], n[1], n[2]
 	if norm.Src[0] != add || mul.Src[0] != norm {
@@ -45,7 +45,7 @@ func guardAddNormMul(n []*tensor.Tensor, l *Limits) bool {
 			return false
 		}
 	}
-	return !overlaps(add, w) && !overlaps(norm, add)
+	return !overlaps(add, w)
 }
 
 // lowerAddNormMul lowers the triple as one dispatch that writes add and mul.

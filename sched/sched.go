@@ -131,8 +131,9 @@ func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers map[*tensor.Tensor]in
 }
 
 // fusable checks what only the graph tells about a candidate match: every node but views
-// needs work, and the result of each of the row's private positions is private and read
-// by a later node of the match (so by nothing outside it).
+// needs work, and the result of each of the row's private positions is private, read by a
+// later node of the match (so by nothing outside it), and not in place of memory that
+// nodes outside the match still read.
 func fusable(f *ops.Fusion, match []*tensor.Tensor, readers map[*tensor.Tensor]int) bool {
 	for _, n := range match {
 		if Skip(n) && !n.Op.IsView() {
@@ -140,11 +141,47 @@ func fusable(f *ops.Fusion, match []*tensor.Tensor, readers map[*tensor.Tensor]i
 		}
 	}
 	for _, k := range f.Private {
-		if !private(match[k], readers) || !readBy(match[k], match[k+1:]) {
+		if !private(match[k], readers) || !readBy(match[k], match[k+1:]) || overwritesLive(match[k], match, readers) {
 			return false
 		}
 	}
 	return true
+}
+
+// overwritesLive reports whether the private result r shares memory with a source of the
+// match that is still live after it: read by a node outside the match, or a graph output.
+// ggml stores r there (an in-place node, ggml_rms_norm_inplace over a sum that is read
+// again); the fused kernel does not, so the later readers would see other values. A
+// source whose every reader is in the match is dead after it: ggml-alloc places results
+// over such sources, and a fusion may too.
+func overwritesLive(r *tensor.Tensor, match []*tensor.Tensor, readers map[*tensor.Tensor]int) bool {
+	for _, n := range match {
+		for _, s := range n.Src {
+			if s == nil || s == r || !sharesMemory(r, s) {
+				continue
+			}
+			inside := 0
+			for _, m := range match {
+				for _, ms := range m.Src {
+					if ms == s {
+						inside++
+					}
+				}
+			}
+			if readers[s] > inside || s.Flags&tensor.FlagOutput != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sharesMemory reports whether the bytes of two placed tensors intersect.
+func sharesMemory(a, b *tensor.Tensor) bool {
+	if a.Loc.Buffer == 0 || a.Loc.Buffer != b.Loc.Buffer || a.Empty() || b.Empty() {
+		return false
+	}
+	return a.Loc.Addr < b.Loc.Addr+b.Extent() && b.Loc.Addr < a.Loc.Addr+a.Extent()
 }
 
 // writes reports whether one of the dispatches binds t as a written operand.

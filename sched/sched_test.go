@@ -202,17 +202,41 @@ func TestFusesAddNormMulWritingTheSum(t *testing.T) {
 	require.Zero(t, p.Fused)
 	require.Len(t, p.Steps, 4)
 
-	// A norm stored over the sum (in place) must be computed apart, since the CPU would
-	// leave the norm where later nodes read the sum; the norm+mul pair still fuses.
+	// A norm stored over the sum (in place) while a later node reads the sum must be
+	// stored: ggml leaves the norm where the second ADD reads. Neither fusion applies.
 	add, norm, mul, next = residual()
 	add.Loc = tensor.Loc{Buffer: 1, Addr: 1 << 40}
 	norm.Loc = add.Loc
 	mul.Loc = tensor.Loc{Buffer: 1, Addr: 1<<40 + 4096}
 	p, err = Build([]*tensor.Tensor{add, norm, mul, next}, limits)
 	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	require.Len(t, p.Steps, 4)
+	// Where nothing reads the sum afterwards (llama's last sum before output_norm, which
+	// ggml-alloc normalises in place), the triple fuses.
+	p, err = Build([]*tensor.Tensor{add, norm, mul}, limits)
+	require.NoError(t, err)
 	require.Equal(t, 1, p.Fused)
-	require.Len(t, p.Steps, 3)
-	require.Nil(t, p.Steps[0].Fused)
-	require.Equal(t, []*tensor.Tensor{norm, mul}, p.Steps[1].Fused)
-	require.Equal(t, []*tensor.Tensor{mul}, p.Steps[1].Written)
+	require.Len(t, p.Steps, 1)
+	// Unless the host reads the sum back.
+	add.Flags |= tensor.FlagOutput
+	p, err = Build([]*tensor.Tensor{add, norm, mul}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+}
+
+func TestNoNormMulFusionOverALiveInput(t *testing.T) {
+	// rms_norm_inplace(x) * w with x read again later: ggml leaves the norm in x.
+	x, w := f32(8), f32(8)
+	x.Loc = tensor.Loc{Buffer: 1, Addr: 1 << 40}
+	norm := compute(f32(8), tensor.OpRMSNorm, x)
+	norm.Loc = x.Loc
+	mul := compute(f32(8), tensor.OpMul, norm, w)
+	later := compute(f32(8), tensor.OpAdd, mul, x)
+	p, err := Build([]*tensor.Tensor{norm, mul, later}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	p, err = Build([]*tensor.Tensor{norm, mul}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused, "x read by nothing else: the norm may stay in the kernel")
 }
