@@ -240,3 +240,32 @@ func TestNoNormMulFusionOverALiveInput(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, p.Fused, "x read by nothing else: the norm may stay in the kernel")
 }
+
+func TestPrivateResultOverADeadSource(t *testing.T) {
+	// llama's layer after the first: the norm of ffn_inp = attn_out + l_out goes where
+	// ggml-alloc freed l_out, which attn_norm read before (and nothing reads after).
+	at := func(t *tensor.Tensor, addr uint64) *tensor.Tensor {
+		t.Loc = tensor.Loc{Buffer: 1, Addr: 1<<40 + addr}
+		return t
+	}
+	lOut, attnOut, w := at(f32(8), 0), at(f32(8), 4096), at(f32(8), 8192)
+	attnNorm := at(compute(f32(8), tensor.OpRMSNorm, lOut), 12288)
+	add := at(compute(f32(8), tensor.OpAdd, attnOut, lOut), 4096) // in place of attn_out
+	norm := at(compute(f32(8), tensor.OpRMSNorm, add), 0)         // over l_out
+	mul := at(compute(f32(8), tensor.OpMul, norm, w), 16384)
+	next := compute(f32(8), tensor.OpAdd, mul, add)
+	p, err := Build([]*tensor.Tensor{attnNorm, add, norm, mul, next}, limits)
+	require.NoError(t, err)
+	require.Len(t, p.Steps, 3)
+	require.Equal(t, []*tensor.Tensor{add, norm, mul}, p.Steps[1].Fused)
+
+	// A view of l_out read after the triple keeps l_out, a source of the triple, live: the
+	// triple must store the norm, so it does not apply.
+	view := compute(f32(8), tensor.OpView, lOut)
+	later := compute(f32(8), tensor.OpAdd, next, view)
+	p, err = Build([]*tensor.Tensor{attnNorm, view, add, norm, mul, next, later}, limits)
+	require.NoError(t, err)
+	for _, s := range p.Steps {
+		require.NotContains(t, s.Fused, add)
+	}
+}
