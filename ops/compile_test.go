@@ -150,6 +150,15 @@ func TestKernelsCompile(t *testing.T) {
 			require.Len(t, d.Tensors, len(d.Spec.Operands))
 			require.Same(t, ex[len(ex)-1], d.Tensors[len(d.Tensors)-1], "fusion %s computes its last node", f.Name)
 		}
+		for _, w := range f.Written(ex) {
+			stored := false
+			for _, d := range ds {
+				for j, o := range d.Spec.Operands {
+					stored = stored || (o.Written && d.Tensors[j] == w)
+				}
+			}
+			require.True(t, stored, "fusion %s stores the result of its %s", f.Name, w.Op)
+		}
 	}
 }
 
