@@ -51,7 +51,7 @@ func traceSteps(p *sched.Plan) []*traceStep {
 		bytes, flop := ops.Cost(st.Node)
 		name := opName(st.Node)
 		if st.Fused != nil {
-			bytes, flop = ops.CostFused(st.Fused)
+			bytes, flop = ops.CostFused(st.Fused, st.Written)
 			name = fusedName(st.Fused)
 		}
 		for k := i; k < j; k++ {

@@ -44,6 +44,7 @@ func Cases() []*Case {
 	cs = append(cs, faCases()...)
 	cs = append(cs, faChainCases()...)
 	cs = append(cs, kvStoreCases()...)
+	cs = append(cs, addNormCases()...)
 	return cs
 }
 

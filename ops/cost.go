@@ -80,9 +80,11 @@ func rowBytes(t *tensor.Tensor) uint64 {
 
 // CostFused estimates the work of a fused pattern's nodes (in order, the last the
 // result): their FLOP added up, the bytes of the sources from outside the pattern and of
-// the result (intermediate results stay in the kernel). A SET_ROWS writes its rows (as
-// Cost counts them), wherever it is in the pattern, and its destination base is not read.
-func CostFused(nodes []*tensor.Tensor) (bytes, flop uint64) {
+// the written results (Fusion.Written; the other intermediate results stay in the
+// kernel; a nil written counts the last node's result only). A SET_ROWS writes its rows
+// (as Cost counts them), wherever it is in the pattern, and its destination base is not
+// read.
+func CostFused(nodes, written []*tensor.Tensor) (bytes, flop uint64) {
 	if len(nodes) == 0 {
 		return 0, 0
 	}
@@ -107,8 +109,13 @@ func CostFused(nodes []*tensor.Tensor) (bytes, flop uint64) {
 			bytes += uint64(n.Src[0].Elems()) / uint64(max(n.Src[0].Ne[0], 1)) * rowBytes(n)
 		}
 	}
-	if last := nodes[len(nodes)-1]; last.Op != tensor.OpSetRows {
-		bytes += last.Extent()
+	if written == nil {
+		written = nodes[len(nodes)-1:]
+	}
+	for _, t := range written {
+		if t.Op != tensor.OpSetRows {
+			bytes += t.Extent()
+		}
 	}
 	return bytes, flop
 }

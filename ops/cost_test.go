@@ -43,17 +43,25 @@ func TestCostFused(t *testing.T) {
 	x, w := f32(64, 2), f32(64)
 	norm := node(tensor.OpRMSNorm, f32(64, 2), nil, x)
 	mul := node(tensor.OpMul, f32(64, 2), nil, norm, w)
-	b, f := CostFused([]*tensor.Tensor{norm, mul})
+	b, f := CostFused([]*tensor.Tensor{norm, mul}, nil)
 	require.Equal(t, uint64(4*(128+64+128)), b, "x and w read, the result written")
 	require.Equal(t, uint64(128+128), f)
-	b, f = CostFused(nil)
+	// The add+norm+mul triple also writes the sum, which later nodes read.
+	a, y := f32(64, 2), f32(64)
+	add := node(tensor.OpAdd, f32(64, 2), nil, a, y)
+	norm = node(tensor.OpRMSNorm, f32(64, 2), nil, add)
+	mul = node(tensor.OpMul, f32(64, 2), nil, norm, w)
+	b, f = CostFused([]*tensor.Tensor{add, norm, mul}, []*tensor.Tensor{add, mul})
+	require.Equal(t, uint64(4*(128+64+64+128+128)), b, "a, y and w read, the sum and the result written")
+	require.Equal(t, uint64(128+128+128), f)
+	b, f = CostFused(nil, nil)
 	require.Zero(t, b+f)
 
 	// K roped and stored into an F16 cache, V stored beside it: K [8, 2, 3] and V [16, 3]
 	// F32, positions, frequency factors and two I64 and I32 index tensors read; three rows
 	// of 16 halves written into each cache (not the caches' 6 rows read or written).
 	n := ropeSetRowsExample(true)
-	b, f = CostFused(n)
+	b, f = CostFused(n, nil)
 	require.Equal(t, uint64(4*48+4*3+4*8+8*3+4*48+4*3+3*16*2+3*16*4), b)
 	require.Equal(t, uint64(48), f, "the rope's element count")
 }

@@ -6,11 +6,13 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
-// The fusion table: runs of consecutive graph nodes that one lowering computes together,
-// writing the results of the positions that are not Private (the last node's, and any
-// other that later nodes or the host read; a view's result needs no writing). The scheduler tries the rows in order at every node
-// and takes the first that applies, so longer patterns come first; a new fusion is a new
-// row (and its guard and lowering, next to the op family they build on).
+// The fusion table: runs of consecutive graph nodes that one lowering computes together.
+// The lowering writes the last node's result and that of every other node of the match
+// that needs work and is not at one of the row's Private positions (an intermediate result
+// that later nodes or the host still read, such as llama's residual sum); a Private
+// result is not written. The scheduler tries the rows in order at every node and takes the
+// first that applies, so longer patterns come first; a new fusion is a new row (and its
+// guard and lowering, next to the op family they build on).
 
 // OpSet is the ops a node at one position of a fusion pattern may have.
 type OpSet []tensor.Op
@@ -28,17 +30,18 @@ type Fusion struct {
 	Ops []OpSet
 	// Private lists the positions whose results the fused kernel does not write: each must
 	// be read by exactly one node, a later one of the match, and must not be a graph output.
-	// Only the scheduler sees the whole graph, so it checks this. The lowering writes the
-	// result of every other position that is not a view.
+	// Only the scheduler sees the whole graph, so it checks this. Every other position but
+	// views is written (Written), so its result may be read by anything, later nodes
+	// outside the match and the host included.
 	Private []int
 	// Guard reports whether nodes whose ops match the pattern are safe to fuse: linked to
 	// each other as the pattern means, each supported, and no result overlapping an input
 	// that other invocations still read (ggml may place the result over the pattern's
 	// freed inputs).
 	Guard func(n []*tensor.Tensor, l *Limits) bool
-	// Lower lowers nodes that passed Guard; its dispatches compute the last node (the last
-	// operand of each) and the other positions that are not Private. An error
-	// means the guard admitted what the lowering cannot do.
+	// Lower lowers nodes that passed Guard; its dispatches compute the last node and store
+	// every result of Written(n), each bound as a written operand (the scheduler checks
+	// that). An error means the guard admitted what the lowering cannot do.
 	Lower func(n []*tensor.Tensor, l *Limits) ([]Dispatch, error)
 	// Example returns nodes the row applies to; the compile test builds their kernels.
 	Example func() []*tensor.Tensor
@@ -57,6 +60,18 @@ func (f *Fusion) Applies(n []*tensor.Tensor, l *Limits) bool {
 		}
 	}
 	return f.Guard(n, l)
+}
+
+// Written returns the results a lowering of the row writes, in pattern order: those of
+// the nodes of n that are neither views nor at a Private position, the last node's always.
+func (f *Fusion) Written(n []*tensor.Tensor) []*tensor.Tensor {
+	var out []*tensor.Tensor
+	for i, t := range n {
+		if i == len(n)-1 || (!t.Op.IsView() && !slices.Contains(f.Private, i)) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Fusions returns the fusion table, in the order the rows are tried (longest first). The
@@ -94,6 +109,21 @@ var fusions = []Fusion{
 			up := node(tensor.OpMulMat, f32(9, 2), nil, contiguous(tensor.F16, 64, 9), x)
 			gate := node(tensor.OpMulMat, f32(9, 2), nil, contiguous(tensor.F16, 64, 9), x)
 			return []*tensor.Tensor{up, gate, node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, up)}
+		},
+	},
+	{
+		// llama's residual sums and the norm after each (ffn_inp -> ffn_norm, l_out -> the
+		// next layer's attn_norm): the sum is written (the next residual reads it), the
+		// norm stays in the kernel, the MUL by the norm's weight is the result.
+		Name:    "add+norm+mul",
+		Ops:     []OpSet{{tensor.OpAdd}, {tensor.OpRMSNorm, tensor.OpNorm}, {tensor.OpMul}},
+		Private: []int{1},
+		Guard:   guardAddNormMul,
+		Lower:   lowerAddNormMul,
+		Example: func() []*tensor.Tensor {
+			add := node(tensor.OpAdd, f32(7, 2), nil, f32(7, 2), f32(7))
+			norm := node(tensor.OpRMSNorm, f32(7, 2), []int32{int32(f32bits(1e-5))}, add)
+			return []*tensor.Tensor{add, norm, node(tensor.OpMul, f32(7, 2), nil, norm, f32(7))}
 		},
 	},
 	{

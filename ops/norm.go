@@ -6,21 +6,26 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
-// RMS_NORM, NORM and L2_NORM over rows (dim 0), f32, eps in op_params[0]; and the fused
-// pair RMS_NORM or NORM -> MUL by a weight broadcast over rows (llama's attn_norm and
-// ffn_norm), which writes only the MUL's result. GROUP_NORM is in group_norm.go.
+// RMS_NORM, NORM and L2_NORM over rows (dim 0), f32, eps in op_params[0]; the fused pair
+// RMS_NORM or NORM -> MUL by a weight broadcast over rows (llama's attn_norm and
+// ffn_norm), which writes only the MUL's result; and the triple ADD -> that pair (llama's
+// residual sum and the norm after it), which writes the sum too (add_norm.go). GROUP_NORM
+// is in group_norm.go.
 
 type normParams struct {
-	Ne, A, D [4]uint32 // dst shape; src0, dst strides
-	// The MUL operand of the fused form (src1 of the MUL), broadcast like binary ops: its
+	Ne, A, D [4]uint32 // dst shape; strides of the normalised rows (src0, or the sum), dst
+	// The MUL operand of the fused forms (src1 of the MUL), broadcast like binary ops: its
 	// shape and strides.
 	We, W [4]uint32
 	Rows  uint32
 	Eps   float32
+	// The ADD of the fused triple: its src0's strides, its src1's shape and strides (src1
+	// repeated over the rows like binary ops).
+	S, Be, B [4]uint32
 }
 
 func init() {
-	describeFamily("RMS_NORM, NORM, L2_NORM", "F32", "any strides; in place; RMS_NORM and NORM fused with a following MUL")
+	describeFamily("RMS_NORM, NORM, L2_NORM", "F32", "any strides; in place; RMS_NORM and NORM fused with a following MUL, and with a preceding F32 ADD too")
 	for _, op := range []tensor.Op{tensor.OpRMSNorm, tensor.OpNorm, tensor.OpL2Norm} {
 		register(op, family{supports: supportsNorm, lower: lowerNorm, examples: func() []*tensor.Tensor {
 			return []*tensor.Tensor{node(op, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2))}
@@ -41,24 +46,36 @@ func reductionFits(n int64, l *Limits) bool {
 }
 
 func lowerNorm(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
-	return normDispatch(t, nil, t, l), nil
+	return normDispatch(nil, t, nil, t, l), nil
 }
 
 // normDispatch normalises the rows of norm's source into dst, multiplying by w if set.
-func normDispatch(norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
+// With add (norm's source), the kernel first stores add's sum, row by row, and normalises
+// what it stored.
+func normDispatch(add, norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
 	a := norm.Src[0]
 	ne := dims(dst)
 	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
 	p := normParams{Ne: ne, A: strides(a), D: strides(dst), Rows: uint32(rows), Eps: math.Float32frombits(uint32(norm.Params[0]))}
-	defs := map[string]string{"RMS": "0", "L2": "0", "MUL": "0"}
+	defs := map[string]string{"RMS": "0", "L2": "0", "MUL": "0", "ADD": "0"}
 	switch norm.Op {
 	case tensor.OpRMSNorm:
 		defs["RMS"] = "1"
 	case tensor.OpL2Norm:
 		defs["L2"] = "1"
 	}
-	operands := []wgslOperand{in("src0", a)}
-	tensors := []*tensor.Tensor{a}
+	var operands []wgslOperand
+	var tensors []*tensor.Tensor
+	if add != nil {
+		defs["ADD"] = "1"
+		s0, s1 := add.Src[0], add.Src[1]
+		p.S, p.Be, p.B = strides(s0), dims(s1), strides(s1)
+		operands = append(operands, in("src0", s0), in("src1", s1), out("added", add))
+		tensors = append(tensors, s0, s1, add)
+	} else {
+		operands = append(operands, in("src0", a))
+		tensors = append(tensors, a)
+	}
 	if w != nil {
 		defs["MUL"] = "1"
 		p.We, p.W = dims(w), strides(w)
@@ -89,5 +106,5 @@ func guardNormMul(n []*tensor.Tensor, l *Limits) bool {
 
 // lowerNormMul lowers the pair as one dispatch that writes only mul.
 func lowerNormMul(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
-	return normDispatch(n[0], n[1].Src[1], n[1], l), nil
+	return normDispatch(nil, n[0], n[1].Src[1], n[1], l), nil
 }

@@ -20,6 +20,10 @@ type Step struct {
 	// Fused are the nodes of the fused pattern the step computes (Node is the last), nil
 	// for a step of one node.
 	Fused []*tensor.Tensor
+	// Written are the results of Fused that the step's pattern stores (ops.Fusion.Written:
+	// the last node's, and the intermediate results other nodes read), nil for a step of
+	// one node.
+	Written []*tensor.Tensor
 }
 
 // Plan is the ordered work of one graph.
@@ -30,13 +34,31 @@ type Plan struct {
 	Skipped, Fused int
 }
 
-// readCounts counts, for every tensor, how many nodes read it as a source.
-func readCounts(nodes []*tensor.Tensor) map[*tensor.Tensor]int {
-	r := map[*tensor.Tensor]int{}
-	for _, n := range nodes {
+// reads is what the graph says of who reads each tensor.
+type reads struct {
+	// count is how many nodes read the tensor as a source.
+	count map[*tensor.Tensor]int
+	// last is the position of the last node that reads the tensor, directly or through
+	// views of it (a view read later keeps its source's memory live).
+	last map[*tensor.Tensor]int
+}
+
+// graphReads counts, for every tensor, the nodes that read it, and finds the last one.
+func graphReads(nodes []*tensor.Tensor) reads {
+	r := reads{count: map[*tensor.Tensor]int{}, last: map[*tensor.Tensor]int{}}
+	for i, n := range nodes {
 		for _, s := range n.Src {
 			if s != nil {
-				r[s]++
+				r.count[s]++
+				r.last[s] = i
+			}
+		}
+	}
+	// A view comes after its source: backwards, a chain of views hands its last read down.
+	for i := len(nodes) - 1; i >= 0; i-- {
+		if v := nodes[i]; v.Op.IsView() && v.Src[0] != nil {
+			if l, ok := r.last[v]; ok && l > r.last[v.Src[0]] {
+				r.last[v.Src[0]] = l
 			}
 		}
 	}
@@ -45,8 +67,8 @@ func readCounts(nodes []*tensor.Tensor) map[*tensor.Tensor]int {
 
 // private reports whether n's result is an intermediate that exactly one node reads and
 // the host does not want back, so a fused kernel need not write it.
-func private(n *tensor.Tensor, readers map[*tensor.Tensor]int) bool {
-	return readers[n] == 1 && n.Flags&tensor.FlagOutput == 0
+func private(n *tensor.Tensor, r reads) bool {
+	return r.count[n] == 1 && n.Flags&tensor.FlagOutput == 0
 }
 
 // Skip reports whether a node needs no work: not marked for computation, empty, or a view.
@@ -59,7 +81,7 @@ func Skip(n *tensor.Tensor) bool {
 // plan before anything is submitted.
 func Build(nodes []*tensor.Tensor, l *ops.Limits) (*Plan, error) {
 	p := &Plan{}
-	readers := readCounts(nodes)
+	readers := graphReads(nodes)
 	for i := 0; i < len(nodes); i++ {
 		n := nodes[i]
 		if Skip(n) {
@@ -87,8 +109,10 @@ func Build(nodes []*tensor.Tensor, l *ops.Limits) (*Plan, error) {
 
 // fuse lowers the first fusion row that applies to the nodes starting at nodes[i] and
 // returns how many nodes it covered (0: none applies). The dispatches compute the last
-// node; the nodes of the match that need no work (views) count as skipped.
-func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers map[*tensor.Tensor]int, l *ops.Limits) (int, error) {
+// node and store every result the row does not keep private (ops.Fusion.Written), so
+// later nodes and the host read them as if each node had run; the nodes of the match that
+// need no work (views) count as skipped.
+func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers reads, l *ops.Limits) (int, error) {
 	fusions := ops.Fusions()
 	for r := range fusions {
 		f := &fusions[r]
@@ -96,16 +120,22 @@ func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers map[*tensor.Tensor]in
 			continue
 		}
 		match := nodes[i : i+len(f.Ops)]
-		if !fusable(f, match, readers) || !f.Applies(match, l) {
+		if !fusable(f, match, i, readers) || !f.Applies(match, l) {
 			continue
 		}
 		ds, err := f.Lower(match, l)
 		if err != nil {
 			return 0, fmt.Errorf("fusion %s: %w", f.Name, err)
 		}
+		written := f.Written(match)
+		for _, t := range written {
+			if !writes(ds, t) {
+				return 0, fmt.Errorf("fusion %s: the lowering does not store %s's result", f.Name, t.Op)
+			}
+		}
 		last := match[len(match)-1]
 		for _, d := range ds {
-			p.Steps = append(p.Steps, Step{Node: last, Dispatch: d, Fused: match})
+			p.Steps = append(p.Steps, Step{Node: last, Dispatch: d, Fused: match, Written: written})
 		}
 		p.Fused++
 		for _, n := range match {
@@ -119,20 +149,63 @@ func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers map[*tensor.Tensor]in
 }
 
 // fusable checks what only the graph tells about a candidate match: every node but views
-// needs work, and the result of each of the row's private positions is private and read
-// by a later node of the match (so by nothing outside it).
-func fusable(f *ops.Fusion, match []*tensor.Tensor, readers map[*tensor.Tensor]int) bool {
+// needs work, and the result of each of the row's private positions is private, read by a
+// later node of the match (so by nothing outside it), and not in place of a source that
+// later nodes still read.
+func fusable(f *ops.Fusion, match []*tensor.Tensor, at int, readers reads) bool {
 	for _, n := range match {
 		if Skip(n) && !n.Op.IsView() {
 			return false
 		}
 	}
 	for _, k := range f.Private {
-		if !private(match[k], readers) || !readBy(match[k], match[k+1:]) {
+		if !private(match[k], readers) || !readBy(match[k], match[k+1:]) || overwritesLive(match[k], match, at+len(match)-1, readers) {
 			return false
 		}
 	}
 	return true
+}
+
+// overwritesLive reports whether the private result r shares memory with a source of the
+// match that is still live after it (the match ends at node position end): read by a
+// later node, or a graph output. ggml stores r there (an in-place node, such as
+// ggml_rms_norm_inplace over a sum that is read again); the fused kernel does not, so the
+// later readers would see other values. Only sources can be aliased so: ggml-alloc places
+// a result over memory that is dead (a source whose last reader it is, or a freed tensor),
+// and an explicit in-place node over its own source; a fusion may keep a result private
+// over dead memory.
+func overwritesLive(r *tensor.Tensor, match []*tensor.Tensor, end int, readers reads) bool {
+	for _, n := range match {
+		for _, s := range n.Src {
+			if s == nil || s == r || !sharesMemory(r, s) {
+				continue
+			}
+			if readers.last[s] > end || s.Flags&tensor.FlagOutput != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sharesMemory reports whether the bytes of two placed tensors intersect.
+func sharesMemory(a, b *tensor.Tensor) bool {
+	if a.Loc.Buffer == 0 || a.Loc.Buffer != b.Loc.Buffer || a.Empty() || b.Empty() {
+		return false
+	}
+	return a.Loc.Addr < b.Loc.Addr+b.Extent() && b.Loc.Addr < a.Loc.Addr+a.Extent()
+}
+
+// writes reports whether one of the dispatches binds t as a written operand.
+func writes(ds []ops.Dispatch, t *tensor.Tensor) bool {
+	for _, d := range ds {
+		for j, o := range d.Spec.Operands {
+			if o.Written && j < len(d.Tensors) && d.Tensors[j] == t {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readBy reports whether one of the nodes reads t.

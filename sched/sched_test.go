@@ -163,6 +163,113 @@ func TestFusesMulMatPermuteCont(t *testing.T) {
 	require.Contains(t, fmt.Sprintf("%+v", d.Params), "D:[1 16 8 48]")
 }
 
+// residual is llama's residual pattern over rows of 8: sum = a + b, out = rms_norm(sum) * w,
+// next = out + sum (the sum read again after the norm).
+func residual() (add, norm, mul, next *tensor.Tensor) {
+	a, b, w := f32(8), f32(8), f32(8)
+	add = compute(f32(8), tensor.OpAdd, a, b)
+	norm = compute(f32(8), tensor.OpRMSNorm, add)
+	mul = compute(f32(8), tensor.OpMul, norm, w)
+	next = compute(f32(8), tensor.OpAdd, mul, add)
+	return
+}
+
+func TestFusesAddNormMulWritingTheSum(t *testing.T) {
+	add, norm, mul, next := residual()
+	p, err := Build([]*tensor.Tensor{add, norm, mul, next}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 2, "the triple in one dispatch, then the second ADD")
+	s := p.Steps[0]
+	require.Same(t, mul, s.Node)
+	require.Equal(t, []*tensor.Tensor{add, norm, mul}, s.Fused)
+	require.Equal(t, []*tensor.Tensor{add, mul}, s.Written, "the sum is stored for the second ADD; the norm is not")
+	require.Contains(t, s.Dispatch.Tensors, add)
+	require.NotContains(t, s.Dispatch.Tensors, norm)
+	require.Same(t, next, p.Steps[1].Node)
+
+	// The sum as a graph output (the host reads it back) fuses the same way.
+	add.Flags |= tensor.FlagOutput
+	p, err = Build([]*tensor.Tensor{add, norm, mul}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Equal(t, []*tensor.Tensor{add, mul}, p.Steps[0].Written)
+
+	// A second reader of the norm keeps the norm's result: neither fusion applies.
+	other := compute(f32(8), tensor.OpAdd, norm, add)
+	p, err = Build([]*tensor.Tensor{add, norm, mul, other}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	require.Len(t, p.Steps, 4)
+
+	// A norm stored over the sum (in place) while a later node reads the sum must be
+	// stored: ggml leaves the norm where the second ADD reads. Neither fusion applies.
+	add, norm, mul, next = residual()
+	add.Loc = tensor.Loc{Buffer: 1, Addr: 1 << 40}
+	norm.Loc = add.Loc
+	mul.Loc = tensor.Loc{Buffer: 1, Addr: 1<<40 + 4096}
+	p, err = Build([]*tensor.Tensor{add, norm, mul, next}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	require.Len(t, p.Steps, 4)
+	// Where nothing reads the sum afterwards (llama's last sum before output_norm, which
+	// ggml-alloc normalises in place), the triple fuses.
+	p, err = Build([]*tensor.Tensor{add, norm, mul}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused)
+	require.Len(t, p.Steps, 1)
+	// Unless the host reads the sum back.
+	add.Flags |= tensor.FlagOutput
+	p, err = Build([]*tensor.Tensor{add, norm, mul}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+}
+
+func TestNoNormMulFusionOverALiveInput(t *testing.T) {
+	// rms_norm_inplace(x) * w with x read again later: ggml leaves the norm in x.
+	x, w := f32(8), f32(8)
+	x.Loc = tensor.Loc{Buffer: 1, Addr: 1 << 40}
+	norm := compute(f32(8), tensor.OpRMSNorm, x)
+	norm.Loc = x.Loc
+	mul := compute(f32(8), tensor.OpMul, norm, w)
+	later := compute(f32(8), tensor.OpAdd, mul, x)
+	p, err := Build([]*tensor.Tensor{norm, mul, later}, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+	p, err = Build([]*tensor.Tensor{norm, mul}, limits)
+	require.NoError(t, err)
+	require.Equal(t, 1, p.Fused, "x read by nothing else: the norm may stay in the kernel")
+}
+
+func TestPrivateResultOverADeadSource(t *testing.T) {
+	// llama's layer after the first: the norm of ffn_inp = attn_out + l_out goes where
+	// ggml-alloc freed l_out, which attn_norm read before (and nothing reads after).
+	at := func(t *tensor.Tensor, addr uint64) *tensor.Tensor {
+		t.Loc = tensor.Loc{Buffer: 1, Addr: 1<<40 + addr}
+		return t
+	}
+	lOut, attnOut, w := at(f32(8), 0), at(f32(8), 4096), at(f32(8), 8192)
+	attnNorm := at(compute(f32(8), tensor.OpRMSNorm, lOut), 12288)
+	add := at(compute(f32(8), tensor.OpAdd, attnOut, lOut), 4096) // in place of attn_out
+	norm := at(compute(f32(8), tensor.OpRMSNorm, add), 0)         // over l_out
+	mul := at(compute(f32(8), tensor.OpMul, norm, w), 16384)
+	next := compute(f32(8), tensor.OpAdd, mul, add)
+	p, err := Build([]*tensor.Tensor{attnNorm, add, norm, mul, next}, limits)
+	require.NoError(t, err)
+	require.Len(t, p.Steps, 3)
+	require.Equal(t, []*tensor.Tensor{add, norm, mul}, p.Steps[1].Fused)
+
+	// A view of l_out read after the triple keeps l_out, a source of the triple, live: the
+	// triple must store the norm, so it does not apply.
+	view := compute(f32(8), tensor.OpView, lOut)
+	later := compute(f32(8), tensor.OpAdd, next, view)
+	p, err = Build([]*tensor.Tensor{attnNorm, view, add, norm, mul, next, later}, limits)
+	require.NoError(t, err)
+	for _, s := range p.Steps {
+		require.NotContains(t, s.Fused, add)
+	}
+}
+
 // fusionExample returns the example nodes of the named fusion row, marked for computation.
 func fusionExample(t *testing.T, name string) []*tensor.Tensor {
 	for _, f := range ops.Fusions() {
