@@ -43,6 +43,7 @@ func Cases() []*Case {
 	cs = append(cs, elemCases()...)
 	cs = append(cs, faCases()...)
 	cs = append(cs, faChainCases()...)
+	cs = append(cs, mulMatDequantCases()...)
 	return cs
 }
 
