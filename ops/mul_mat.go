@@ -11,7 +11,8 @@ import (
 // src0 F32, F16, BF16 (any strides) or quantized (every format of quantNames: rows of
 // whole blocks, see quantRows), src1 F32 (any strides), dst F32.
 // Few columns (decode) use the mat-vec kernels, more use the tiled kernel. Quantized rows are always read eight
-// elements at a time, dequantized in registers by their format's routine (wgsl/formats.go).
+// elements at a time, dequantized in registers by their format's routine (wgsl/formats.go);
+// for the prompt kernel, into F16 chunks in scratch memory first (mul_mat_dequant.go).
 
 type mulMatParams struct {
 	A, B, D          [4]uint32 // src0, src1, dst strides
