@@ -84,7 +84,10 @@ func lowerBigDequant(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, b
 		tiles := uint64((n+matBigTile-1)/matBigTile) * uint64((p.N+matBigTile-1)/matBigTile) * uint64(p.Batches)
 		splits := uint32(1)
 		if tiles < matBigGroups {
-			splits = bigSplits(pc, tiles, l)
+			// the partial sums after the chunk: the scratch memory within one binding
+			lp := *l
+			lp.MaxBinding -= min(lp.MaxBinding, scratchEnd(chunk))
+			splits = bigSplits(pc, tiles, &lp)
 		}
 		ds = append(ds, bigDispatches(pc, splits, defs, operands, []*tensor.Tensor{chunk, b, t}, scratchEnd(chunk), l)...)
 	}

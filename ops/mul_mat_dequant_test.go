@@ -104,6 +104,17 @@ func TestMulMatBigDequant(t *testing.T) {
 		require.Equal(t, "mul_mat_big", ds[0].Spec.Kernel, "%s: the switch keeps the direct loads", tc.name)
 		require.Equal(t, mustFormat(tc.n.Src[0]), ds[0].Spec.Operands[0].Type)
 	}
+	// A chunk that takes half the binding leaves the partial sums the other half: four
+	// splits where eight would fit a binding of their own.
+	small := &Limits{MaxBinding: 4 << 20, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 49152, DequantChunkBytes: 1 << 30}
+	ds, err := Lower(mm(contiguous(tensor.Q4_0, 2048, 512), f32(2048, 256)), small)
+	require.NoError(t, err)
+	require.Len(t, ds, 3)
+	require.Equal(t, "4", ds[1].Spec.Defines["SPLITS"])
+	part := ds[1].Tensors[2]
+	require.Equal(t, uint64(2<<20), part.Loc.Addr)
+	require.LessOrEqual(t, part.Loc.Addr+part.Extent(), small.MaxBinding)
+	require.Equal(t, uint32(8), bigSplits(ds[1].Params.(mulMatParams), 8, small), "without the chunk")
 	// Mat-vec and the 64 x 64 kernel are untouched.
 	for _, n := range []*tensor.Tensor{mm(contiguous(tensor.Q4_K, 256, 2048), f32(256, 8)), mm(contiguous(tensor.Q4_K, 256, 256), f32(256, 64))} {
 		ds, err := Lower(n, l)
