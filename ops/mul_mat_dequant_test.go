@@ -115,6 +115,14 @@ func TestMulMatBigDequant(t *testing.T) {
 	require.Equal(t, uint64(2<<20), part.Loc.Addr)
 	require.LessOrEqual(t, part.Loc.Addr+part.Extent(), small.MaxBinding)
 	require.Equal(t, uint32(8), bigSplits(ds[1].Params.(mulMatParams), 8, small), "without the chunk")
+	// Every quantized format the prompt kernel takes is dequantized into chunks.
+	for _, q := range quantTypes {
+		ds, err := Lower(mm(contiguous(q, 256, 2048), f32(256, 2048)), l)
+		require.NoError(t, err)
+		require.Equal(t, "mul_mat_dequant", ds[0].Spec.Kernel, "%s", q)
+		_, err = cache.Pipeline(ds[0].Spec)
+		require.NoError(t, err, "%s", q)
+	}
 	// Mat-vec and the 64 x 64 kernel are untouched.
 	for _, n := range []*tensor.Tensor{mm(contiguous(tensor.Q4_K, 256, 2048), f32(256, 8)), mm(contiguous(tensor.Q4_K, 256, 256), f32(256, 64))} {
 		ds, err := Lower(n, l)
