@@ -20,7 +20,7 @@ type operand struct {
 // resolve finds the binding of an operand. Callers hold the device lock.
 func (d *Device) resolve(t *tensor.Tensor, f wgsl.Format) (operand, error) {
 	if ops.IsScratch(t) {
-		return d.resolveScratch(t.Extent())
+		return d.resolveScratch(t, f)
 	}
 	buf, ok := d.buffers[t.Loc.Buffer]
 	if !ok || buf.gpu == nil {

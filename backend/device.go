@@ -33,6 +33,12 @@ const (
 	// EnvMatVecUnits=0 turns off the mat-vec kernel's unit reads of quantized weights
 	// (ops.Limits.MatVecNoUnits), for comparisons.
 	EnvMatVecUnits = "GGML_WGPU_MATVEC_UNITS"
+	// EnvDequantPrompt=0 makes the prompt kernel read quantized weights directly instead of
+	// from F16 chunks dequantized first (ops.Limits.DequantPromptOff), for comparisons.
+	EnvDequantPrompt = "GGML_WGPU_DEQUANT_PROMPT"
+	// EnvDequantChunkKB caps, in KiB, the F16 rows of one dequantized weight chunk
+	// (ops.Limits.DequantChunkBytes; default 32 MiB).
+	EnvDequantChunkKB = "GGML_WGPU_DEQUANT_CHUNK_KB"
 )
 
 // envInt reads a positive integer variable (0 when unset or invalid).
@@ -154,7 +160,8 @@ func (d *Device) Limits() ops.Limits {
 	}
 	return ops.Limits{MaxBinding: g.Limits.MaxStorageBufferBindingSize, MaxGroupsPerDim: g.Limits.MaxComputeWorkgroupsPerDim,
 		MaxGroupSize: int(g.Limits.MaxComputeInvocationsPerGroup), MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
-		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG), MatVecNoUnits: os.Getenv(EnvMatVecUnits) == "0"}
+		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG), MatVecNoUnits: os.Getenv(EnvMatVecUnits) == "0",
+		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10}
 }
 
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.

@@ -11,12 +11,17 @@ import (
 // src0 F32, F16, BF16 (any strides) or quantized (every format of quantNames: rows of
 // whole blocks, see quantRows), src1 F32 (any strides), dst F32.
 // Few columns (decode) use the mat-vec kernels, more use the tiled kernel. Quantized rows are always read eight
-// elements at a time, dequantized in registers by their format's routine (wgsl/formats.go).
+// elements at a time, dequantized in registers by their format's routine (wgsl/formats.go);
+// for the prompt kernel, into F16 chunks in scratch memory first (mul_mat_dequant.go).
 
 type mulMatParams struct {
 	A, B, D          [4]uint32 // src0, src1, dst strides
 	M, N, K, Batches uint32
 	Ne2, R2, R3      uint32
+	// Row0 is the first dst row a dispatch computes (its src0 rows are Row0 .. Row0 + M - 1):
+	// nonzero only for the chunks of the prompt kernel on dequantized weights
+	// (mul_mat_dequant.go).
+	Row0 uint32
 }
 
 // matVecMaxCols is the largest src1 column count that uses the mat-vec kernels: up to it,
@@ -173,6 +178,11 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	}
 	defs := tiledLoads(a, b, operands)
 	if ds, ok := lowerBigTiles(p, defs, operands, tensors, l); ok {
+		if q && !l.DequantPromptOff {
+			if dq, ok := lowerBigDequant(t, p, l); ok {
+				return dq, nil
+			}
+		}
 		return ds, nil
 	}
 	s := spec("mul_mat", 256, p, defs, operands...)
@@ -348,17 +358,20 @@ func lowerMulMatPermuteCont(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The last dispatch stores the result (split-K: the reduction after the splits).
+	// The dispatches whose last operand is mm store the result (split-K: the reductions
+	// after the splits; dequantized weights: one per chunk of rows), the last one among them.
 	for i := range ds {
 		p := ds[i].Params.(mulMatParams)
 		p.D = dst
 		ds[i].Params = p
+		if ts := ds[i].Tensors; ts[len(ts)-1] == mm {
+			ts[len(ts)-1] = cont
+		}
 	}
 	last := ds[len(ds)-1].Tensors
-	if last[len(last)-1] != mm {
+	if last[len(last)-1] != cont {
 		return nil, fmt.Errorf("ops: MUL_MAT's last dispatch does not store its result")
 	}
-	last[len(last)-1] = cont
 	return ds, nil
 }
 

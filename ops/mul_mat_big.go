@@ -93,10 +93,17 @@ func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperan
 			return nil, false
 		}
 	}
+	return bigDispatches(p, splits, defs, operands, tensors, 0, l), true
+}
+
+// bigDispatches returns the dispatches of the prompt kernel over K in splits parts: the
+// kernel alone (splits 1), or the kernel storing partial sums to scratch memory at byte
+// offset partAt and mul_mat_big_reduce adding them into dst.
+func bigDispatches(p mulMatParams, splits uint32, defs map[string]string, operands []wgslOperand, tensors []*tensor.Tensor, partAt uint64, l *Limits) []Dispatch {
 	grid := [3]uint32{(p.M + matBigTile - 1) / matBigTile, (p.N + matBigTile - 1) / matBigTile, p.Batches}
 	if splits == 1 {
 		s := spec("mul_mat_big", 256, p, defs, operands...)
-		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, true
+		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}
 	}
 	// Each split sums kper elements of K (whole slices); the last one may be shorter, and
 	// no split is empty.
@@ -108,12 +115,12 @@ func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperan
 	}
 	grid[2] = p.Batches * splits
 	total := uint64(p.M) * uint64(p.N) * uint64(p.Batches)
-	part := scratch(total * uint64(splits))
+	part := scratchAt(tensor.F32, partAt, int64(max(total*uint64(splits), 1)))
 	kops := append(append([]wgslOperand{}, operands[:2]...), out("part", part))
 	s := spec("mul_mat_big", 256, p, kdefs, kops...)
 	r := spec("mul_mat_big_reduce", 256, p, map[string]string{"SPLITS": fmt.Sprint(splits)}, in("part", part), operands[2])
 	return []Dispatch{
 		{Spec: s, Tensors: []*tensor.Tensor{tensors[0], tensors[1], part}, Params: p, Grid: grid},
 		{Spec: r, Tensors: []*tensor.Tensor{part, tensors[2]}, Params: p, Grid: grid1D((total+255)/256, l)},
-	}, true
+	}
 }

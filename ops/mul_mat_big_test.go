@@ -33,7 +33,8 @@ func TestMulMatBigTiles(t *testing.T) {
 		"narrow":      mm(contiguous(tensor.F16, 2048, 4096), f32(2048, 64)),
 	}
 	for _, storage := range []int{16384, 32768, 49152} {
-		l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: storage}
+		// the direct quantized loads (the chunks of dequantized weights: TestMulMatBigDequant)
+		l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: storage, DequantPromptOff: true}
 		for name, n := range nodes {
 			require.True(t, Supports(n, l))
 			ds, err := Lower(n, l)

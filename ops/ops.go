@@ -38,6 +38,12 @@ type Limits struct {
 	// MatVecNoUnits turns off the mat-vec kernel's unit reads of quantized weights (for
 	// comparisons): they are then read as any eight elements.
 	MatVecNoUnits bool
+	// DequantPromptOff makes the prompt kernel read quantized weights directly, each
+	// 8-element group dequantized in its inner loop, instead of from F16 chunks
+	// dequantized first (mul_mat_dequant.go), for comparisons.
+	DequantPromptOff bool
+	// DequantChunkBytes caps the F16 rows of one dequantized weight chunk (0: 32 MiB).
+	DequantChunkBytes uint64
 }
 
 // family is what each op file registers for an op.

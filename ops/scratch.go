@@ -4,18 +4,34 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 
 // ScratchBuffer is the Loc.Buffer of a scratch operand: device memory that belongs to no
 // ggml tensor, for results that pass from one dispatch of a node to the next (the partial
-// results of split flash attention). A lowering asks for it with scratch(n); the backend
-// binds every scratch operand to one device-owned buffer, grown to the largest request.
+// results of split flash attention, the F16 rows of a dequantized weight chunk). A lowering
+// asks for it with scratch(n) or scratchAt; the backend binds every scratch operand to one
+// device-owned buffer, grown to the largest request, at the operand's Loc.Addr (a byte
+// offset into the scratch memory, so that operands of one node can lie side by side).
 // Dispatches run in order with a barrier between them, and a node's dispatches follow each
 // other, so every node may use the scratch from its start.
 const ScratchBuffer = ^uint64(0)
 
-// scratch returns an F32 operand of n elements in the device's scratch memory.
-func scratch(n uint64) *tensor.Tensor {
-	t := contiguous(tensor.F32, int64(max(n, 1)))
-	t.Loc = tensor.Loc{Buffer: ScratchBuffer}
+// scratchAlign is the alignment of scratch operands placed after others (scratchAt): the
+// largest storage offset alignment WebGPU allows, so that each starts a binding of its own.
+const scratchAlign = 256
+
+// scratch returns an F32 operand of n elements at the start of the device's scratch memory.
+func scratch(n uint64) *tensor.Tensor { return scratchAt(tensor.F32, 0, int64(max(n, 1))) }
+
+// scratchAt returns a contiguous operand of type ty and shape ne in the device's scratch
+// memory, at byte offset at (a multiple of scratchAlign).
+func scratchAt(ty tensor.Type, at uint64, ne ...int64) *tensor.Tensor {
+	t := contiguous(ty, ne...)
+	t.Loc = tensor.Loc{Buffer: ScratchBuffer, Addr: at}
 	t.Name = "scratch"
 	return t
+}
+
+// scratchEnd returns the offset just past t in scratch memory, rounded up to scratchAlign:
+// where the next operand of the same node may start.
+func scratchEnd(t *tensor.Tensor) uint64 {
+	return (t.Loc.Addr + t.Extent() + scratchAlign - 1) / scratchAlign * scratchAlign
 }
 
 // IsScratch reports whether t is a scratch operand (see ScratchBuffer).

@@ -39,7 +39,8 @@ type Operand struct {
 	// operand's first element multiples of 8 for F16, of 4 for F32), through 16-byte loads.
 	// Quantized operands are Vec (i a multiple of 8) when read; a Written quantized
 	// operand (a format of quantWriters) is written a block at a time with
-	// NAME_set_block(i, x).
+	// NAME_set_block(i, x). A Written F16 Vec operand is stored eight elements at a time
+	// with NAME_set8(i, v) (vec_write.go).
 	Vec bool
 }
 
@@ -124,6 +125,13 @@ func Source(s *Spec) (string, error) {
 				return "", err
 			}
 			out.WriteString(a)
+			if o.Written {
+				w, err := o.Type.vecWriter(o.Name)
+				if err != nil {
+					return "", err
+				}
+				out.WriteString(w)
+			}
 			continue
 		}
 		if o.Written && o.Type.Writable() {

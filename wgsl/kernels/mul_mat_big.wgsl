@@ -11,6 +11,8 @@
 // of the invocations load src0, the other half src1: one 8-element chunk of one tile row
 // each per slice (with VEC_A / VEC_B in one NAME_get8, otherwise element by element).
 // Loads past the K range (or the split's) are zero.
+// Rows are those of src0 (M of them); dst row Row0 + i holds row i (Row0 > 0: a chunk of
+// dequantized weights, ops/mul_mat_dequant.go).
 //   - SPLITK: workgroup z is batch * SPLITS + split; the split sums its KPER-wide part of
 //     K (a multiple of TK) and stores the partial block to `part` ([M, N, batches,
 //     SPLITS]); mul_mat_big_reduce adds the splits into dst.
@@ -99,7 +101,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #if SPLITK
           part_set(((split * p.Batches + b) * p.N + j) * p.M + i, acc[2u * q + h][e]);
 #else
-          dst_set(offset4(vec4<u32>(i, j, b2, b3), p.D), acc[2u * q + h][e]);
+          dst_set(offset4(vec4<u32>(p.Row0 + i, j, b2, b3), p.D), acc[2u * q + h][e]);
 #endif
         }
       }

@@ -1,5 +1,6 @@
 // Split-K MUL_MAT (mul_mat_big with SPLITK): dst element (i, j, b) is the sum of the
-// SPLITS partial sums part[i, j, b, s] ([M, N, batches, SPLITS], contiguous).
+// SPLITS partial sums part[i, j, b, s] ([M, N, batches, SPLITS], contiguous), stored at
+// dst row Row0 + i.
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -14,5 +15,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let i = idx % p.M;
   let j = (idx / p.M) % p.N;
   let b = idx / (p.M * p.N);
-  dst_set(offset4(vec4<u32>(i, j, b % p.Ne2, b / p.Ne2), p.D), sum);
+  dst_set(offset4(vec4<u32>(p.Row0 + i, j, b % p.Ne2, b / p.Ne2), p.D), sum);
 }

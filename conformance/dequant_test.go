@@ -1,0 +1,33 @@
+package conformance
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestConformanceDequantPrompt runs the cases of the prompt kernel on dequantized weights
+// (mulMatDequantCases) in child processes, whose library reads the switches at load time:
+// with chunks of 256 KiB (128 rows of K = 1024: several chunks per product, the last
+// partial) and with the direct quantized loads (GGML_WGPU_DEQUANT_PROMPT=0).
+func TestConformanceDequantPrompt(t *testing.T) {
+	for _, run := range []struct{ name, env, value string }{
+		{"chunks", "GGML_WGPU_DEQUANT_CHUNK_KB", "256"},
+		{"direct", "GGML_WGPU_DEQUANT_PROMPT", "0"},
+	} {
+		t.Run(run.name, func(t *testing.T) {
+			t.Setenv(run.env, run.value) // inherited by the child process
+			isolated(t, func(t *testing.T) {
+				cfg := testConfig(t)
+				if _, err := os.Stat(cfg.BackendPath); err != nil {
+					t.Fatalf("%s not found: run scripts/build.sh first", cfg.BackendPath)
+				}
+				env, err := Open(cfg)
+				require.NoError(t, err)
+				defer env.Close()
+				runSuite(t, env, mulMatDequantCases())
+			})
+		})
+	}
+}
