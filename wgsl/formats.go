@@ -117,10 +117,10 @@ func (f Format) accessors(name string, binding int, written bool) string {
 		// halves stored by different invocations do not clobber each other.
 		if !written {
 			return decl + "array<u32>;\n" + fmt.Sprintf(
-				"fn %[1]s_get(i: u32) -> f32 { let e = p.%[1]s_off + i; return unpack2x16float(%[1]s[e >> 1u])[e & 1u]; }\n", name)
+				"fn %[1]s_get(i: u32) -> f32 { let e = p.%[1]s_off + i; return half2(%[1]s[e >> 1u])[e & 1u]; }\n", name)
 		}
 		return decl + "array<atomic<u32>>;\n" + fmt.Sprintf(
-			"fn %[1]s_get(i: u32) -> f32 { let e = p.%[1]s_off + i; return unpack2x16float(atomicLoad(&%[1]s[e >> 1u]))[e & 1u]; }\n"+
+			"fn %[1]s_get(i: u32) -> f32 { let e = p.%[1]s_off + i; return half2(atomicLoad(&%[1]s[e >> 1u]))[e & 1u]; }\n"+
 				"fn %[1]s_set(i: u32, v: f32) {\n"+
 				"  let e = p.%[1]s_off + i; let sh = (e & 1u) * 16u;\n"+
 				"  let h = pack2x16float(vec2<f32>(v, 0.0)) & 0xffffu;\n"+
@@ -148,7 +148,7 @@ func (f Format) vecAccessors(name string, binding int) (string, error) {
 		return decl + "array<vec4<u32>>;\n" + fmt.Sprintf(
 			"fn %[1]s_get8(i: u32) -> mat2x4<f32> {\n"+
 				"  let w = %[1]s[(p.%[1]s_off + i) >> 3u];\n"+
-				"  return mat2x4<f32>(vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));\n}\n", name), nil
+				"  return mat2x4<f32>(half4(w.xy), half4(w.zw));\n}\n", name), nil
 	case BF16:
 		return bf16VecAccessors(decl, name), nil
 	}
