@@ -111,6 +111,7 @@ var fusions = []Fusion{
 			return []*tensor.Tensor{up, gate, node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, up)}
 		},
 	},
+	mulMatViewMulMatRow,
 	{
 		// llama's residual sums and the norm after each (ffn_inp -> ffn_norm, l_out -> the
 		// next layer's attn_norm): the sum is written (the next residual reads it), the
@@ -138,4 +139,5 @@ var fusions = []Fusion{
 			return []*tensor.Tensor{norm, node(tensor.OpMul, f32(7, 2), nil, norm, f32(7))}
 		},
 	},
+	mulMatMulMatRow,
 }

@@ -48,8 +48,8 @@ const matBigGroups = 256
 // matVecShape picks the vectorised mat-vec kernel's rows per workgroup and workgroup
 // size: enough workgroups to fill a large GPU (a few thousand), and more invocations per
 // row when rows are long. Limits can override either. acc is the accumulators per row
-// (src1 columns, twice that with GLU): rows and then invocations are halved until the
-// workgroup's partial sums fit matVecRed.
+// (src1 columns, twice that with a second matrix): rows and then invocations are halved
+// until the workgroup's partial sums fit matVecRed.
 func matVecShape(rows, k uint32, acc int, l *Limits) (perGroup, wg int) {
 	perGroup, wg = 4, 64
 	switch {
@@ -170,7 +170,7 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	tensors := []*tensor.Tensor{a, b, t}
 	q := quantized(a.Type)
 	if p.N <= matVecMaxCols && vec8(a) && (q || vectorRows(b)) {
-		return []Dispatch{matVec8(p, operands, tensors, false, vectorRows(b), l)}, nil
+		return []Dispatch{matVec8(p, operands, tensors, secondNone, vectorRows(b), l)}, nil
 	}
 	if p.N <= matVecMaxCols {
 		s := spec("mul_mat_vec", wgMatVec, p, nil, operands...)
@@ -207,13 +207,22 @@ func tiledLoads(a, b *tensor.Tensor, operands []wgslOperand) map[string]string {
 	return defs
 }
 
-// matVec8 is the vectorised mat-vec dispatch; with glu, operands hold src0 (gate), up,
-// src1 and dst, and the kernel stores silu(gate) * up. The weights are read eight
-// elements at a time, src1 too when vec1 (otherwise element by element, with its
-// strides).
-func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, glu, vec1 bool, l *Limits) Dispatch {
-	v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: p.N, glu: glu, vec1: vec1, units: unitRows(tensors[0], l)}
-	if glu {
+// matVecSecond is what the vectorised mat-vec kernel does with a second matrix (operand
+// src0b: same type, shape and strides as src0, multiplied by the same src1).
+type matVecSecond int
+
+const (
+	secondNone  matVecSecond = iota // one matrix
+	secondGLU                       // stores silu(src0 . src1) * (src0b . src1) into dst
+	secondApart                     // stores src0 . src1 into dst and src0b . src1 into dstb
+)
+
+// matVec8 is the vectorised mat-vec dispatch; with a second matrix, operands hold src0,
+// src0b, src1 and dst (and dstb with secondApart). The weights are read eight elements at
+// a time, src1 too when vec1 (otherwise element by element, with its strides).
+func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, second matVecSecond, vec1 bool, l *Limits) Dispatch {
+	v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: p.N, second: second, vec1: vec1, units: unitRows(tensors[0], l)}
+	if second != secondNone {
 		v.units = v.units && unitRows(tensors[1], l)
 	}
 	s, grid := v.spec(p, operands, l)
@@ -221,12 +230,13 @@ func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, g
 }
 
 // matVec describes a dispatch of the vectorised mat-vec kernel (mul_mat_vec8.wgsl): the
-// product's rows, row length, batches and src1 columns; glu and ids select its fused
-// gate and MUL_MAT_ID forms, vec1 reads src1 eight elements at a time, units reads
-// quantized weights a unit at a time (unitRows).
+// product's rows, row length, batches and src1 columns; second selects its forms with two
+// matrices (the fused gate, two products apart), ids its MUL_MAT_ID form, vec1 reads src1
+// eight elements at a time, units reads quantized weights a unit at a time (unitRows).
 type matVec struct {
 	m, k, batches, cols uint32
-	glu, ids, vec1      bool
+	second              matVecSecond
+	ids, vec1           bool
 	units               bool
 }
 
@@ -237,7 +247,7 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 		operands[i].Vec = !operands[i].Written && operands[i].Name != "ids" && (v.vec1 || operands[i].Name != "src1")
 	}
 	perRow := int(v.cols)
-	if v.glu {
+	if v.second != secondNone {
 		perRow *= 2
 	}
 	rows, wg := matVecShape(v.m*v.batches, v.k, perRow, l)
@@ -246,7 +256,8 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 	// Pairs of eighths per invocation: on an H100, Q4_0 14336 x 4096 took 32.9 µs at one
 	// column (36.8 without) but 152 at eight (93: twice the src1 registers).
 	pair := units && v.cols <= matVecPairMaxCols && operands[0].Type.PairDistance() > 0
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(v.cols), "GLU": flag(v.glu), "VEC1": flag(v.vec1),
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(v.cols), "VEC1": flag(v.vec1),
+		"SRC0B": flag(v.second != secondNone), "GLU": flag(v.second == secondGLU), "DSTB": flag(v.second == secondApart),
 		"IDS": flag(v.ids), "UNITS": flag(units), "PAIR": flag(pair), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
 	blocks := (uint64(v.m) + uint64(rows) - 1) / uint64(rows)
 	return spec("mul_mat_vec8", wg, params, defs, operands...), grid1D(blocks*uint64(v.batches), l)
@@ -309,8 +320,8 @@ func lowerMatVecGLU(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	wg, wu, x := gate.Src[0], up.Src[0], gate.Src[1]
 	p := mulMatParamsOf(gate)
 	p.D = strides(glu)
-	operands := []wgslOperand{in("src0", wg), in("up", wu), in("src1", x), out("dst", glu)}
-	return []Dispatch{matVec8(p, operands, []*tensor.Tensor{wg, wu, x, glu}, true, true, l)}, nil
+	operands := []wgslOperand{in("src0", wg), in("src0b", wu), in("src1", x), out("dst", glu)}
+	return []Dispatch{matVec8(p, operands, []*tensor.Tensor{wg, wu, x, glu}, secondGLU, true, l)}, nil
 }
 
 // permutedStrides returns, for each dimension of mm, the element stride of the contiguous

@@ -11,14 +11,17 @@
 // two eighths of a block read the same words (wgsl.Format.PairDistance), one invocation
 // takes both.
 // dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
-// With GLU, a second matrix `up` (same shape and strides) is multiplied by the same src1
-// and the kernel stores silu(src0 . src1) * (up . src1): llama's gate, up and SWIGLU in one.
+// With SRC0B, a second matrix `src0b` (same shape and strides as src0) is multiplied by
+// the same src1, sharing the reads of src1 and the reduction: with GLU the kernel stores
+// silu(src0 . src1) * (src0b . src1) (llama's gate, up and SWIGLU in one), with DSTB the
+// two products apart, src0 . src1 into dst and src0b . src1 into dstb (same strides; two
+// consecutive MUL_MATs of one activation, llama's V and K projections).
 // With IDS (MUL_MAT_ID), the batch is a (slot, token) pair and ids picks its expert's matrix.
 const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u;
 const OUTS = {{ROWS}}u * {{NCOLS}}u; // results per workgroup
 var<workgroup> red: array<f32, {{RED}}>; // ACC * WG
-const ACC = {{ACC}}u; // OUTS, twice that with GLU
+const ACC = {{ACC}}u; // OUTS, twice that with SRC0B
 #if UNITS
 const E = src0_BLOCK_EIGHTHS;
 #if PAIR
@@ -53,12 +56,12 @@ fn step8(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u3
   for (var r = 0u; r < ROWS; r = r + 1u) {
     let row = a + min(i0 + r, p.M - 1u) * p.A.y + k;
     let w = src0_get8(row);
-#if GLU
-    let u = up_get8(row);
+#if SRC0B
+    let u = src0b_get8(row);
 #endif
     for (var j = 0u; j < NCOLS; j = j + 1u) {
       (*acc)[r * NCOLS + j] = (*acc)[r * NCOLS + j] + dot(w[0], x[j][0]) + dot(w[1], x[j][1]);
-#if GLU
+#if SRC0B
       (*acc)[OUTS + r * NCOLS + j] = (*acc)[OUTS + r * NCOLS + j] + dot(u[0], x[j][0]) + dot(u[1], x[j][1]);
 #endif
     }
@@ -88,14 +91,14 @@ fn stepu(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u3
     let row = a + min(i0 + r, p.M - 1u) * p.A.y + k;
     let wa = src0_unit_word(row);
     let w = src0_get8u(wa, blk, s);
-#if GLU
-    let ua = up_unit_word(row);
-    let u = up_get8u(ua, blk, s);
+#if SRC0B
+    let ua = src0b_unit_word(row);
+    let u = src0b_get8u(ua, blk, s);
 #endif
 #if PAIR
     let w2 = src0_get8u(wa, blk, s + D);
-#if GLU
-    let u2 = up_get8u(ua, blk, s + D);
+#if SRC0B
+    let u2 = src0b_get8u(ua, blk, s + D);
 #endif
 #endif
     for (var j = 0u; j < NCOLS; j = j + 1u) {
@@ -104,7 +107,7 @@ fn stepu(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u3
       y = y + dot(w2[0], x2[j][0]) + dot(w2[1], x2[j][1]);
 #endif
       (*acc)[r * NCOLS + j] = (*acc)[r * NCOLS + j] + y;
-#if GLU
+#if SRC0B
       var z = dot(u[0], x[j][0]) + dot(u[1], x[j][1]);
 #if PAIR
       z = z + dot(u2[0], x2[j][0]) + dot(u2[1], x2[j][1]);
@@ -170,6 +173,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if GLU
     y = silu(y) * red[(OUTS + lid) * {{WG}}u];
 #endif
-    if (i < p.M) { dst_set(offset4(vec4<u32>(i, j, b2, b3), p.D), y); }
+    if (i < p.M) {
+      let o = offset4(vec4<u32>(i, j, b2, b3), p.D);
+      dst_set(o, y);
+#if DSTB
+      dstb_set(o, red[(OUTS + lid) * {{WG}}u]);
+#endif
+    }
   }
 }
