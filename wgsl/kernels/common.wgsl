@@ -41,11 +41,12 @@ fn offset4(c: vec4<u32>, s: vec4<u32>) -> u32 {
 fn uf(v: u32, o: f32) -> f32 { return bitcast<f32>(v | 0x4b000000u) - (8388608.0 + o); }
 fn uf4(v: vec4<u32>, o: f32) -> vec4<f32> { return bitcast<vec4<f32>>(v | vec4<u32>(0x4b000000u)) - (8388608.0 + o); }
 // Halves (IEEE binary16, two per word, the low one first) as f32, exactly, by integer
-// arithmetic: F16 operands are read with these, not with unpack2x16float, whose
-// conversion of subnormal halves takes a slow path on NVIDIA GPUs (an H100 ran the prompt
-// kernel on random F16 weights with a few subnormals per thousand at a fifth of its speed
-// on the same weights without any). Normal halves move their exponent and mantissa into
-// place; subnormals are their mantissa times 2^-24; Inf and NaN keep their mantissa.
+// arithmetic: F16 operands are read with these, not with unpack2x16float, so that no
+// value takes a conversion's slow path. (On an H100 the prompt kernel ran 5x slower on a
+// random F16 model's weights, a few subnormals per thousand, than on the same shapes of
+// dequantized Q4_K weights; this conversion alone did not close that gap: see
+// docs/ARCHITECTURE.md.) Normal halves move their exponent and mantissa into place;
+// subnormals are their mantissa times 2^-24; Inf and NaN keep their mantissa.
 fn half4(w: vec2<u32>) -> vec4<f32> {
   let h = vec4<u32>(w.x & 0xffffu, w.x >> 16u, w.y & 0xffffu, w.y >> 16u);
   let a = h & vec4<u32>(0x7fffu);
