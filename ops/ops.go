@@ -44,6 +44,9 @@ type Limits struct {
 	DequantPromptOff bool
 	// DequantChunkBytes caps the F16 rows of one dequantized weight chunk (0: 32 MiB).
 	DequantChunkBytes uint64
+	// MaxStorageBuffers is maxStorageBuffersPerShaderStage, for kernels that bind more than
+	// WebGPU's default of 8 (0: not bounded here; creating the pipeline checks it).
+	MaxStorageBuffers int
 }
 
 // family is what each op file registers for an op.
