@@ -162,7 +162,7 @@ func (d *Device) Limits() ops.Limits {
 		MaxGroupSize: int(g.Limits.MaxComputeInvocationsPerGroup), MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
 		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG), MatVecNoUnits: os.Getenv(EnvMatVecUnits) == "0",
 		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
-		MaxStorageBuffers: int(g.Limits.MaxStorageBuffersPerShaderStage)}
+		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings)}
 }
 
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.
