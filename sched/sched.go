@@ -82,7 +82,7 @@ func Skip(n *tensor.Tensor) bool {
 // anything is submitted.
 func Build(nodes []*tensor.Tensor, l *ops.Limits) (*Plan, error) {
 	p := &Plan{}
-	nodes = sink(nodes, l)
+	nodes = sink(nodes, l, placedShare)
 	readers := graphReads(nodes)
 	for i := 0; i < len(nodes); i++ {
 		n := nodes[i]

@@ -22,17 +22,36 @@ import (
 //     sources) and none that m writes (ggml-alloc may have placed b's result over m's once
 //     m's result was dead), and reads none that m writes (its sources overlap m's result).
 //
-// Data dependencies alone are not enough because ggml-alloc reuses memory, so the checks
-// compare the bytes of the placed tensors, and a node or a source without a place (which
-// the library is never handed) is never passed. m may be a graph output: the host reads it
-// after the whole graph. The nodes after m's new place see it computed, as before.
+// Data dependencies alone are not enough because ggml-alloc reuses memory. Build, which
+// sees the graph placed, compares the bytes of the placed tensors, and never moves a node
+// past one that touches a tensor without a place (the library is never handed one). In
+// llama's graph as placed, V's matmul result lies over Q's matmul result (dead once ROPE
+// Q has read it), so Build alone cannot move ROPE Q; Order, which the backend applies in
+// graph_optimize before ggml places the graph, moves it while the memory is not yet placed
+// (a view or in-place result is the memory of the tensor it lies in). m may be a graph
+// output: the host reads it after the whole graph. The nodes after m's new place see it
+// computed, as before.
 
 // sinkLookAhead bounds how many nodes a node moves past.
 const sinkLookAhead = 8
 
-// sink returns nodes in the order the plan computes them, with the sinking rule applied;
-// nodes itself is not modified.
-func sink(nodes []*tensor.Tensor, l *ops.Limits) []*tensor.Tensor {
+// Order returns nodes in the order the sinking rule gives them before ggml allocates their
+// memory (the backend's graph_optimize): the memory is then placed in the new order, so
+// only the memory that already exists matters. root returns the identity of the tensor whose
+// memory t is (t itself, or the tensor a view or in-place result lies in); two tensors
+// share memory when their roots are the same or their placed bytes intersect (the KV
+// cache, weights). nodes itself is not modified.
+func Order(nodes []*tensor.Tensor, l *ops.Limits, root func(t *tensor.Tensor) any) []*tensor.Tensor {
+	return sink(nodes, l, func(a, b *tensor.Tensor) bool { return root(a) == root(b) || sharesMemory(a, b) })
+}
+
+// placedShare is what Build knows of placed tensors: those whose bytes intersect share
+// memory, and one without a place (which the library is never handed) may share any.
+func placedShare(a, b *tensor.Tensor) bool { return !placed(a) || !placed(b) || sharesMemory(a, b) }
+
+// sink returns nodes with the sinking rule applied, share telling which tensors may share
+// memory; nodes itself is not modified.
+func sink(nodes []*tensor.Tensor, l *ops.Limits, share func(a, b *tensor.Tensor) bool) []*tensor.Tensor {
 	fusions := ops.Fusions()
 	moved := map[*tensor.Tensor]bool{}
 	for i := 0; i < len(nodes); i++ {
@@ -41,7 +60,7 @@ func sink(nodes []*tensor.Tensor, l *ops.Limits) []*tensor.Tensor {
 			continue
 		}
 		for t := i + 1; t < len(nodes) && t <= i+sinkLookAhead; t++ {
-			if !passes(m, nodes[t]) {
+			if !passes(m, nodes[t], share) {
 				break
 			}
 			order := make([]*tensor.Tensor, 0, len(nodes))
@@ -98,27 +117,25 @@ func sinkFuses(order []*tensor.Tensor, at int, fusions []ops.Fusion, l *ops.Limi
 	return false
 }
 
-// passes reports whether node m may move down past node b (the sinking rule).
-func passes(m, b *tensor.Tensor) bool {
+// passes reports whether node m may move down past node b (the sinking rule), share
+// telling which tensors may share memory.
+func passes(m, b *tensor.Tensor, share func(a, b *tensor.Tensor) bool) bool {
 	if readsResult(b, m) {
 		return false
 	}
 	if Skip(b) {
 		return true // no work: neither reads nor writes memory
 	}
-	if !placed(m) || !placed(b) {
+	if share(b, m) {
 		return false
 	}
 	for _, s := range m.Src {
-		if s != nil && (!placed(s) || sharesMemory(b, s)) {
+		if s != nil && share(b, s) {
 			return false
 		}
 	}
-	if sharesMemory(b, m) {
-		return false
-	}
 	for _, s := range b.Src {
-		if s != nil && (!placed(s) || sharesMemory(s, m)) {
+		if s != nil && share(s, m) {
 			return false
 		}
 	}
