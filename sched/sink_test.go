@@ -168,3 +168,72 @@ func TestSinkingRefusesUnsafeMoves(t *testing.T) {
 func insert(nodes []*tensor.Tensor, at int, n *tensor.Tensor) []*tensor.Tensor {
 	return append(nodes[:at:at], append([]*tensor.Tensor{n}, nodes[at:]...)...)
 }
+
+// unplaced clears the place of every node and source of l (ggml places the graph after
+// graph_optimize), but the caches and weights, which exist before.
+func unplaced(l llamaLayer) {
+	keep := map[*tensor.Tensor]bool{}
+	for _, n := range l.nodes {
+		if n.Op == tensor.OpSetRows {
+			keep[n], keep[n.Src[2]] = true, true
+		}
+		if n.Op == tensor.OpMulMat {
+			keep[n.Src[0]] = true
+		}
+	}
+	for _, n := range l.nodes {
+		for _, t := range append([]*tensor.Tensor{n}, n.Src[:]...) {
+			if t != nil && !keep[t] {
+				t.Loc = tensor.Loc{}
+			}
+		}
+	}
+}
+
+// rootOf is the memory a tensor is before ggml places the graph: a view's is its source's.
+func rootOf(t *tensor.Tensor) any {
+	for t.Op.IsView() && t.Src[0] != nil {
+		t = t.Src[0]
+	}
+	return t
+}
+
+func TestOrderSinksBeforePlacement(t *testing.T) {
+	l := newLlamaLayer(t)
+	unplaced(l)
+	order := Order(l.nodes, limits, rootOf)
+	require.Len(t, order, len(l.nodes))
+	require.Equal(t, []*tensor.Tensor{l.qmm, l.qr, l.vmm, l.nodes[4], l.kmm, l.kr, l.q}, order[:7], "ROPE Q moves to just before ROPE K")
+	require.Equal(t, l.nodes[7:], order[7:])
+	require.Same(t, l.q, l.nodes[2], "the caller's node list keeps its order")
+
+	// A node in between that writes into ROPE Q's source (in place: a view of it) keeps it.
+	l = newLlamaLayer(t)
+	unplaced(l)
+	scale := compute(contig(tensor.F32, 24, 3), tensor.OpScale, l.qmm)
+	inPlace := compute(contig(tensor.F32, 24, 3), tensor.OpView, l.qmm)
+	scale.Src[0] = inPlace
+	root := func(t *tensor.Tensor) any {
+		if t == scale {
+			return l.qmm // ggml_scale_inplace: a view of its source
+		}
+		return rootOf(t)
+	}
+	nodes := insert(l.nodes, 3, scale)
+	require.Equal(t, nodes, Order(nodes, limits, root))
+	require.NotEqual(t, nodes, Order(nodes, limits, rootOf), "reading ROPE Q's source does not keep it")
+	// So does one that writes the positions ROPE Q reads (placed or not).
+	l = newLlamaLayer(t)
+	unplaced(l)
+	pos := l.q.Src[1]
+	write := compute(contig(tensor.I32, 3), tensor.OpScale, l.x)
+	root = func(t *tensor.Tensor) any {
+		if t == write {
+			return pos // written into the positions, as an in-place op would
+		}
+		return rootOf(t)
+	}
+	nodes = insert(l.nodes, 5, write)
+	require.Equal(t, nodes, Order(nodes, limits, root))
+	require.NotEqual(t, nodes, Order(nodes, limits, rootOf), "the same node writing memory of its own lets ROPE Q pass")
+}
