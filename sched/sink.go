@@ -63,6 +63,9 @@ func sink(nodes []*tensor.Tensor, l *ops.Limits, share func(a, b *tensor.Tensor)
 			if !passes(m, nodes[t], share) {
 				break
 			}
+			if t+1 == len(nodes) || !sinkPair(m, nodes[t+1], fusions) {
+				continue // no Sink row starts with m and the node after its new place
+			}
 			order := make([]*tensor.Tensor, 0, len(nodes))
 			order = append(append(append(append(order, nodes[:i]...), nodes[i+1:t+1]...), m), nodes[t+1:]...)
 			if sinkFuses(order, t, fusions, l) {
@@ -85,17 +88,32 @@ func sinkable(m *tensor.Tensor, fusions []ops.Fusion) bool {
 	return false
 }
 
+// sinkPair reports whether a row marked Sink may start with m followed by next.
+func sinkPair(m, next *tensor.Tensor, fusions []ops.Fusion) bool {
+	for r := range fusions {
+		f := &fusions[r]
+		if f.Sink && len(f.Ops) > 1 && f.Ops[0].Has(m.Op) && f.Ops[1].Has(next.Op) {
+			return true
+		}
+	}
+	return false
+}
+
 // fusesAt reports whether some row applies at position i of nodes as they stand.
 func fusesAt(nodes []*tensor.Tensor, i int, l *ops.Limits) bool {
-	readers := graphReads(nodes)
+	var readers *reads
 	fusions := ops.Fusions()
 	for r := range fusions {
 		f := &fusions[r]
-		if i+len(f.Ops) <= len(nodes) {
-			match := nodes[i : i+len(f.Ops)]
-			if f.Applies(match, l) && fusable(f, match, i, readers) {
-				return true
-			}
+		if i+len(f.Ops) > len(nodes) || !f.Applies(nodes[i:i+len(f.Ops)], l) {
+			continue
+		}
+		if readers == nil {
+			g := graphReads(nodes)
+			readers = &g
+		}
+		if fusable(f, nodes[i:i+len(f.Ops)], i, *readers) {
+			return true
 		}
 	}
 	return false
@@ -104,13 +122,21 @@ func fusesAt(nodes []*tensor.Tensor, i int, l *ops.Limits) bool {
 // sinkFuses reports whether a row marked Sink applies at position at of order, where a
 // node has just been moved to.
 func sinkFuses(order []*tensor.Tensor, at int, fusions []ops.Fusion, l *ops.Limits) bool {
+	var readers *reads
 	for r := range fusions {
 		f := &fusions[r]
 		if !f.Sink || at+len(f.Ops) > len(order) {
 			continue
 		}
 		match := order[at : at+len(f.Ops)]
-		if f.Applies(match, l) && fusable(f, match, at, graphReads(order)) {
+		if !f.Applies(match, l) {
+			continue
+		}
+		if readers == nil {
+			g := graphReads(order)
+			readers = &g
+		}
+		if fusable(f, match, at, *readers) {
 			return true
 		}
 	}
