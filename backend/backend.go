@@ -122,6 +122,15 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error 
 	return d.run(c, b.timer)
 }
 
+// Order returns the graph's nodes in the order the backend computes them best, before ggml
+// places their memory (graph_optimize): nodes moved where a fusion row then takes them
+// (sched.Order; root names the memory each tensor is). Placed in this order, the graph
+// keeps its meaning.
+func (b *Backend) Order(nodes []*tensor.Tensor, root func(t *tensor.Tensor) any) []*tensor.Tensor {
+	l := b.Dev.Limits()
+	return sched.Order(nodes, &l, root)
+}
+
 func (b *Backend) lookup(snapshot []byte) *compiled {
 	for i, c := range b.plans {
 		if bytes.Equal(c.snapshot, snapshot) {

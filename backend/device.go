@@ -161,7 +161,8 @@ func (d *Device) Limits() ops.Limits {
 	return ops.Limits{MaxBinding: g.Limits.MaxStorageBufferBindingSize, MaxGroupsPerDim: g.Limits.MaxComputeWorkgroupsPerDim,
 		MaxGroupSize: int(g.Limits.MaxComputeInvocationsPerGroup), MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
 		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG), MatVecNoUnits: os.Getenv(EnvMatVecUnits) == "0",
-		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10}
+		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
+		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings)}
 }
 
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.

@@ -541,3 +541,37 @@ func gwBackendGraphCompute(b *C.struct_ggml_backend, g *C.struct_ggml_cgraph) (s
 	}
 	return C.GW_STATUS_SUCCESS
 }
+
+//export gwBackendGraphOptimize
+func gwBackendGraphOptimize(b *C.struct_ggml_backend, g *C.struct_ggml_cgraph, _ *C.struct_ggml_backend_graph_optimize_params) {
+	defer guard("graph_optimize")
+	bk := instance(b)
+	if bk == nil || g == nil {
+		return
+	}
+	n := int(C.ggml_graph_n_nodes(g))
+	r := newReader()
+	nodes := make([]*tensor.Tensor, n)
+	for i := range nodes {
+		nodes[i] = r.tensor(C.ggml_graph_node(g, C.int(i)))
+	}
+	raw := make(map[*tensor.Tensor]*C.struct_ggml_tensor, len(r.seen))
+	for c, t := range r.seen {
+		raw[t] = c
+	}
+	// a view's or in-place result's memory is that of the tensor it lies in
+	root := func(t *tensor.Tensor) any {
+		c := raw[t]
+		for c != nil && c.view_src != nil {
+			c = c.view_src
+		}
+		return c
+	}
+	order := bk.Order(nodes, root)
+	if len(order) != n {
+		return
+	}
+	for i, t := range order {
+		C.gw_graph_set_node(g, C.int(i), raw[t])
+	}
+}

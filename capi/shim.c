@@ -48,6 +48,7 @@ static struct ggml_backend_i backend_iface = {
     FN(ggml_backend_i, free, gwBackendFree),
     FN(ggml_backend_i, synchronize, gwBackendSynchronize),
     FN(ggml_backend_i, graph_compute, gwBackendGraphCompute),
+    FN(ggml_backend_i, graph_optimize, gwBackendGraphOptimize),
 };
 
 static struct ggml_backend_reg reg;
@@ -129,4 +130,11 @@ char *shim_strndup(const char *p, size_t n) {
 char *gw_reg_name(void) {
     static char name[] = "WGPU";
     return name;
+}
+
+// The pointer to a graph's node array lies at offset 16 of struct ggml_cgraph
+// (docs/ARCHITECTURE.md; include/abi checks it against the real library).
+void gw_graph_set_node(struct ggml_cgraph *g, int i, struct ggml_tensor *t) {
+    struct ggml_tensor **nodes = *(struct ggml_tensor ***)((char *)g + 16);
+    nodes[i] = t;
 }

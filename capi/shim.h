@@ -21,4 +21,6 @@ char *gw_reg_name(void);
 // shim_strndup copies n bytes of p into a new NUL-terminated C string; NULL when out of
 // memory (cgo's C.CString would abort the host instead).
 char *shim_strndup(const char *p, size_t n);
+// gw_graph_set_node stores t as node i of g (graph_optimize reorders the nodes).
+void gw_graph_set_node(struct ggml_cgraph *g, int i, struct ggml_tensor *t);
 #endif

@@ -27,6 +27,8 @@ type kvStoreSpec struct {
 	// v: "" K only; "fa": V's rows stored after K's (flash attention); "trans": V stored
 	// transposed (no flash attention).
 	v string
+	// q builds llama's whole pattern (kvStoreQBuild): ROPE Q before the V and K matmuls.
+	q bool
 	// fused is the fusion row the library's plan applies to the K store.
 	fused string
 }
@@ -41,11 +43,14 @@ func (s kvStoreSpec) name() string {
 	if s.v != "" {
 		n += ",v=" + s.v
 	}
+	if s.q {
+		n += ",rope_q"
+	}
 	return n + ")"
 }
 
 func kvStoreSpecs() []kvStoreSpec {
-	const kv, kvv = "rope+set_rows", "rope+set_rows+set_rows"
+	const kv, kvv, qkvv = "rope+set_rows", "rope+set_rows+set_rows", "rope+rope+set_rows+set_rows"
 	return []kvStoreSpec{
 		// decode (one token) and prompt (several), F16 and F32 caches, NORMAL and NEOX, I64
 		// and I32 indices, with and without frequency factors and YaRN
@@ -56,6 +61,11 @@ func kvStoreSpecs() []kvStoreSpec {
 		{hd: 64, nkv: 2, nTok: 6, cache: f16, idx: tensor.I64, mode: tensor.RopeNormal, p: ropeAll, v: "fa", fused: kvv},
 		{hd: 16, nkv: 4, nTok: 7, cache: f32, idx: tensor.I32, mode: tensor.RopeNeox, p: ropePlain, v: "fa", fused: kvv},
 		{hd: 32, nkv: 2, nTok: 5, cache: f16, idx: tensor.I64, mode: tensor.RopeMrope, p: ropePlain, v: "fa", fused: kvv},
+		// llama's layer from Q's matmul on: ROPE Q moves down to join the K and V store
+		{hd: 32, nkv: 2, nTok: 1, cache: f16, idx: tensor.I64, mode: tensor.RopeNeox, p: ropePlain, v: "fa", q: true, fused: qkvv},
+		{hd: 32, nkv: 2, nTok: 1, cache: f32, idx: tensor.I64, mode: tensor.RopeNormal, p: ropeAll, v: "fa", q: true, fused: qkvv},
+		{hd: 16, nkv: 2, nTok: 6, cache: f16, idx: tensor.I64, mode: tensor.RopeNormal, p: ropePlain, v: "fa", q: true, fused: qkvv},
+		{hd: 32, nkv: 1, nTok: 5, cache: f32, idx: tensor.I32, mode: tensor.RopeNeox, p: ropeAll, v: "fa", q: true, fused: qkvv},
 		// V transposed: only K's store fuses
 		{hd: 32, nkv: 2, nTok: 3, cache: f16, idx: tensor.I64, mode: tensor.RopeNeox, p: ropePlain, v: "trans", fused: kv},
 	}
@@ -73,6 +83,9 @@ func kvStoreCase(s kvStoreSpec) *Case {
 	return &Case{Name: s.name(), Op: "KV_STORE", Types: fmt.Sprintf("f32->%s[%s]", s.cache, s.idx),
 		MaxNMSE: DefaultThreshold(s.cache == f16),
 		Build: func(b *Builder) ggml.Tensor {
+			if s.q {
+				return kvStoreQBuild(b, s)
+			}
 			l, ctx := b.L, b.Ctx
 			const nq, kvSize = 4, 10
 			hd, nkv, nTok := s.hd, s.nkv, s.nTok

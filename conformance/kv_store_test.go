@@ -73,7 +73,8 @@ func TestKVStoreFuses(t *testing.T) {
 	env, err := Open(cfg)
 	require.NoError(t, err)
 	defer env.Close()
-	want := map[string]string{"rope+set_rows": "ROPE+SET_ROWS", "rope+set_rows+set_rows": "ROPE+SET_ROWS+SET_ROWS"}
+	want := map[string]string{"rope+set_rows": "ROPE+SET_ROWS", "rope+set_rows+set_rows": "ROPE+SET_ROWS+SET_ROWS",
+		"rope+rope+set_rows+set_rows": "ROPE+ROPE+SET_ROWS+SET_ROWS"}
 	limits := &ops.Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
 	for _, s := range kvStoreSpecs() {
 		c := kvStoreCase(s)

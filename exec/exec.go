@@ -18,8 +18,9 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 )
 
-// MaxBindings is the most storage bindings one step may have.
-const MaxBindings = 8
+// MaxBindings is the most storage bindings one step may have (the device may allow fewer:
+// WebGPU's default is 8).
+const MaxBindings = 10
 
 // maxGroups bounds the bind group cache; it is emptied when full.
 const maxGroups = 8192

@@ -45,6 +45,10 @@ type Fusion struct {
 	Lower func(n []*tensor.Tensor, l *Limits) ([]Dispatch, error)
 	// Example returns nodes the row applies to; the compile test builds their kernels.
 	Example func() []*tensor.Tensor
+	// Sink lets the scheduler move the row's first node down, past a few nodes that do not
+	// touch it, to just before the rest of a match (sched's sinking rule): for a node the
+	// graph computes early, such as llama's ROPE of Q ahead of the K and V matmuls.
+	Sink bool
 }
 
 // Applies reports whether the row's pattern matches nodes (as many as its positions) and
@@ -79,6 +83,7 @@ func (f *Fusion) Written(n []*tensor.Tensor) []*tensor.Tensor {
 func Fusions() []Fusion { return fusions }
 
 var fusions = []Fusion{
+	ropeRopeSetRowsRowsRow,
 	ropeSetRowsRowsRow,
 	ropeSetRowsRow,
 	{

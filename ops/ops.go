@@ -44,6 +44,11 @@ type Limits struct {
 	DequantPromptOff bool
 	// DequantChunkBytes caps the F16 rows of one dequantized weight chunk (0: 32 MiB).
 	DequantChunkBytes uint64
+	// MaxStorageBuffers is the most storage bindings a dispatch may have (the device's
+	// maxStorageBuffersPerShaderStage, within the executor's own bound), for kernels that
+	// bind more than WebGPU's default of 8 (0: not bounded here; compiling the plan checks
+	// it).
+	MaxStorageBuffers int
 }
 
 // family is what each op file registers for an op.

@@ -24,6 +24,12 @@ type ropeSetRowsParams struct {
 	// KN is the pair slots of K (the invocations that store K; ropeParams.N counts all);
 	// KRows and VRows the caches' rows (an index outside them stores nothing).
 	KN, KRows, VRows uint32
+	// When the kernel ropes Q too (Q_ROPE): QHeads is Q's heads (Q's other dimensions are
+	// K's, its result contiguous), QA its source's strides, QAt its first invocation (after
+	// K's and V's). The parameters and ten operand offsets fill the 256-byte slot.
+	QHeads uint32
+	QA     [4]uint32
+	QAt    uint32
 }
 
 // ropeSetRowsRow is the fusion row of ROPE, a view of it and the SET_ROWS that stores it.
@@ -134,6 +140,13 @@ func guardRopeSetRowsRows(n []*tensor.Tensor, l *Limits) bool {
 // lowerRopeSetRows lowers either row as one dispatch that writes the K cache (and the V
 // cache): ropeParams.N invocations, K's pair slots first.
 func lowerRopeSetRows(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
+	return lowerKVStore(nil, n, l), nil
+}
+
+// lowerKVStore lowers K's store n (ROPE, view, SET_ROWS, and V's view and SET_ROWS if n has
+// five nodes) and, when q is not nil, the ROPE of Q with K's rotation parameters: one
+// dispatch, K's pair slots, then V's elements, then Q's pair slots.
+func lowerKVStore(q *tensor.Tensor, n []*tensor.Tensor, l *Limits) []Dispatch {
 	rope, k := n[0], n[2]
 	rp, defs, operands, tensors := ropeSetup(rope)
 	kd := strides(k)
@@ -142,7 +155,7 @@ func lowerRopeSetRows(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		K:          [4]uint32{uint32(k.Src[0].Ne[0]), strides(k.Src[1])[0], kd[0], kd[1]},
 		KN:         rp.N, KRows: uint32(k.Ne[1]),
 	}
-	defs["V_STORE"] = "0"
+	defs["V_STORE"], defs["Q_ROPE"] = "0", "0"
 	operands = append(operands, in("kidx", k.Src[1]))
 	tensors = append(tensors, k.Src[1])
 	if len(n) == 5 {
@@ -153,12 +166,23 @@ func lowerRopeSetRows(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		p.VRows = uint32(v.Ne[1])
 		p.N += uint32(v.Src[0].Elems())
 		defs["V_STORE"] = "1"
-		operands = append(operands, in("vsrc", v.Src[0]), in("vidx", v.Src[1]), out("kdst", k), out("vdst", v))
-		tensors = append(tensors, v.Src[0], v.Src[1], k, v)
-	} else {
-		operands = append(operands, out("kdst", k))
-		tensors = append(tensors, k)
+		operands = append(operands, in("vsrc", v.Src[0]), in("vidx", v.Src[1]))
+		tensors = append(tensors, v.Src[0], v.Src[1])
+	}
+	p.QAt = p.N
+	if q != nil {
+		p.QHeads, p.QA = uint32(q.Ne[1]), strides(q.Src[0])
+		p.N += uint32(q.Elems() / 2)
+		defs["Q_ROPE"] = "1"
+		operands = append(operands, in("qsrc", q.Src[0]), out("qdst", q))
+		tensors = append(tensors, q.Src[0], q)
+	}
+	operands = append(operands, out("kdst", k))
+	tensors = append(tensors, k)
+	if len(n) == 5 {
+		operands = append(operands, out("vdst", n[4]))
+		tensors = append(tensors, n[4])
 	}
 	s := spec("rope_set_rows", wgElementwise, p, defs, operands...)
-	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: gridElems(int64(p.N), l)}}, nil
+	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: gridElems(int64(p.N), l)}}
 }

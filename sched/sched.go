@@ -77,10 +77,12 @@ func Skip(n *tensor.Tensor) bool {
 }
 
 // Build lowers every node that needs work, fusing patterns (the rows of ops.Fusions) where
-// their intermediate results are read by nothing else. An unsupported node fails the whole
-// plan before anything is submitted.
+// their intermediate results are read by nothing else, after moving nodes down where that
+// lets a row marked Sink match (sink.go). An unsupported node fails the whole plan before
+// anything is submitted.
 func Build(nodes []*tensor.Tensor, l *ops.Limits) (*Plan, error) {
 	p := &Plan{}
+	nodes = sink(nodes, l, placedShare)
 	readers := graphReads(nodes)
 	for i := 0; i < len(nodes); i++ {
 		n := nodes[i]

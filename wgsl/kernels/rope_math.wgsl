@@ -54,44 +54,68 @@ struct RopePair {
   v: vec2<f32>,
 }
 
-// rope_pair computes pair slot i of the whole tensor (slots in order over rows of
-// p.Ne.x / 2, then dims 1, 2, 3). It reads both elements of src0 before returning, so a
-// caller may store the result over them.
-fn rope_pair(i: u32) -> RopePair {
-  let half = p.Ne.x / 2u;
-  let c = coords(i, vec4<u32>(half, p.Ne.y, p.Ne.z, p.Ne.w)); // c.x: pair slot q; c.y: i1; c.z: i2 (token); c.w: i3
+// RopeSlot is where one pair slot lies: the offsets of its two elements under the source's
+// and the result's strides, its slot q in the row and its token (i2).
+struct RopeSlot {
+  src: vec2<u32>,
+  dst: vec2<u32>,
+  q: u32,
+  t: u32,
+}
+
+// rope_slot places pair slot i of a tensor of shape ne (slots in order over rows of
+// ne.x / 2, then dims 1, 2, 3) with source strides a and result strides d. A kernel that
+// ropes two tensors with the same parameters (Q and K) places each with its own shape.
+fn rope_slot(i: u32, ne: vec4<u32>, a: vec4<u32>, d: vec4<u32>) -> RopeSlot {
+  let c = coords(i, vec4<u32>(ne.x / 2u, ne.y, ne.z, ne.w)); // c.x: pair slot q; c.y: i1; c.z: i2 (token); c.w: i3
   let q = c.x;
   let rc = vec4<u32>(0u, c.y, c.z, c.w);
-  let a = offset4(rc, p.A);
-  let d = offset4(rc, p.D);
+  var e0 = 0u;
+  var e1 = 0u;
   if (q >= p.NRot) {
     // pass-through pairs: those before the rotated window, then those after it
     let r = 2u * (q - p.NRot);
-    var e = r;
-    if (r >= p.NOffs) { e = r + p.NDims; }
-    let x = vec2<f32>(src0_get(a + e * p.A.x), src0_get(a + (e + 1u) * p.A.x));
-    return RopePair(vec2<u32>(d + e * p.D.x, d + (e + 1u) * p.D.x), x);
-  }
+    e0 = r;
+    if (r >= p.NOffs) { e0 = r + p.NDims; }
+    e1 = e0 + 1u;
+  } else {
 #if NORMAL
-  let e0 = p.NOffs + 2u * q;
+    e0 = p.NOffs + 2u * q;
 #else
-  let e0 = p.NOffs + q;
+    e0 = p.NOffs + q;
 #endif
-  let e1 = e0 + p.Partner;
-  let base = rope_base(q, c.z);
+    e1 = e0 + p.Partner;
+  }
+  let sa = offset4(rc, a);
+  let sd = offset4(rc, d);
+  return RopeSlot(vec2<u32>(sa + e0 * a.x, sa + e1 * a.x), vec2<u32>(sd + e0 * d.x, sd + e1 * d.x), q, c.z);
+}
+
+// rope_rotate returns the two values x of slot s rotated by the slot's angle (pass-through
+// slots keep them).
+fn rope_rotate(s: RopeSlot, x: vec2<f32>) -> vec2<f32> {
+  if (s.q >= p.NRot) { return x; }
+  let base = rope_base(s.q, s.t);
   var theta_extrap = base.x * pow(p.ThetaScale, base.y);
 #if FREQ_FACTORS
-  theta_extrap = theta_extrap / ff_get(q);
+  theta_extrap = theta_extrap / ff_get(s.q);
 #endif
   let theta_interp = p.FreqScale * theta_extrap;
   var theta = theta_interp;
   if (p.ExtFactor != 0.0) {
-    let mix = yarn_ramp(p.Corr0, p.Corr1, q) * p.ExtFactor;
+    let mix = yarn_ramp(p.Corr0, p.Corr1, s.q) * p.ExtFactor;
     theta = theta_interp * (1.0 - mix) + theta_extrap * mix;
   }
   let cs = cos(theta) * p.MScale;
   let sn = sin(theta) * p.MScale;
-  let x0 = src0_get(a + e0 * p.A.x);
-  let x1 = src0_get(a + e1 * p.A.x);
-  return RopePair(vec2<u32>(d + e0 * p.D.x, d + e1 * p.D.x), vec2<f32>(x0 * cs - x1 * sn, x0 * sn + x1 * cs));
+  return vec2<f32>(x.x * cs - x.y * sn, x.x * sn + x.y * cs);
+}
+
+// rope_pair computes pair slot i of the whole tensor p.Ne (src0 under p.A, the result under
+// p.D). It reads both elements of src0 before returning, so a caller may store the result
+// over them.
+fn rope_pair(i: u32) -> RopePair {
+  let s = rope_slot(i, p.Ne, p.A, p.D);
+  let x = vec2<f32>(src0_get(s.src.x), src0_get(s.src.y));
+  return RopePair(s.dst, rope_rotate(s, x));
 }
