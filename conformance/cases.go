@@ -46,6 +46,7 @@ func Cases() []*Case {
 	cs = append(cs, kvStoreCases()...)
 	cs = append(cs, addNormCases()...)
 	cs = append(cs, mulMatDequantCases()...)
+	cs = append(cs, normRegCases()...)
 	return cs
 }
 
