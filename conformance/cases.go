@@ -47,6 +47,7 @@ func Cases() []*Case {
 	cs = append(cs, addNormCases()...)
 	cs = append(cs, mulMatDequantCases()...)
 	cs = append(cs, normRegCases()...)
+	cs = append(cs, faReduceCases()...)
 	return cs
 }
 
