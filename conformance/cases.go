@@ -48,6 +48,8 @@ func Cases() []*Case {
 	cs = append(cs, halfCases()...)
 	cs = append(cs, mulMatDequantCases()...)
 	cs = append(cs, mmPairCases()...)
+	cs = append(cs, normRegCases()...)
+	cs = append(cs, faReduceCases()...)
 	return cs
 }
 

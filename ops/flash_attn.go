@@ -322,11 +322,52 @@ func faOperands(p *flashAttnParams, q, k, v, m *tensor.Tensor, defs map[string]s
 	return ops, tensors
 }
 
+// The register form of the split reduction: each invocation holds a column of at most
+// faReduceMaxElems splits, loaded up front.
+const (
+	// faReduceElems is the splits per invocation the lanes are chosen for.
+	faReduceElems = 8
+	// faReduceMaxElems is the most splits per invocation of the register form.
+	faReduceMaxElems = 16
+)
+
+// faReduceGroup returns the workgroup of the split reduction's register form for rows of
+// dv columns combined from splits splits: lanes of dv invocations (a workgroup of about 256
+// invocations, more, up to the device's limit and 1024, to hold faReduceElems splits an
+// invocation), each lane elems of the splits. elems is 0 where that does not fit: columns
+// beyond the workgroup limit, or more than faReduceMaxElems splits an invocation.
+func faReduceGroup(dv, splits int, l *Limits) (wg, lanes, elems int) {
+	limit := l.MaxGroupSize
+	if limit <= 0 {
+		limit = 256
+	}
+	limit = min(limit, 1024)
+	if dv <= 0 || dv > limit || splits < 1 {
+		return 0, 0, 0
+	}
+	most := limit / dv
+	lanes = min(max(1, 256/dv), splits, most)
+	if (splits+lanes-1)/lanes > faReduceElems {
+		lanes = min((splits+faReduceElems-1)/faReduceElems, most)
+	}
+	elems = (splits + lanes - 1) / lanes
+	if elems > faReduceMaxElems {
+		return 0, 0, 0
+	}
+	return lanes * dv, lanes, elems
+}
+
 // faReduce is the dispatch that combines the splits' partial results in part (and the
 // sinks) into dst.
 func faReduce(t *tensor.Tensor, p flashAttnParams, part *tensor.Tensor, l *Limits) Dispatch {
 	s := t.Src[4]
-	rdefs := map[string]string{"SINKS": "0", "MAXS": fmt.Sprint(faMaxSplits)}
+	wg, lanes, elems := faReduceGroup(int(p.Dv), int(p.Splits), l)
+	rdefs := map[string]string{"SINKS": "0", "MAXS": fmt.Sprint(faMaxSplits), "REG": "0", "P": fmt.Sprint(lanes), "E": fmt.Sprint(elems)}
+	if elems > 0 {
+		rdefs["REG"] = "1"
+	} else {
+		wg = 64
+	}
 	rops := []wgslOperand{in("part", part)}
 	rtensors := []*tensor.Tensor{part}
 	if s != nil {
@@ -334,7 +375,7 @@ func faReduce(t *tensor.Tensor, p flashAttnParams, part *tensor.Tensor, l *Limit
 		rops = append(rops, in("sinks", s))
 		rtensors = append(rtensors, s)
 	}
-	rs := spec("flash_attn_reduce", 64, p, rdefs, append(rops, out("dst", t))...)
+	rs := spec("flash_attn_reduce", wg, p, rdefs, append(rops, out("dst", t))...)
 	dstRows := uint64(p.NHead) * uint64(p.NQ) * uint64(p.NSeq)
 	return Dispatch{Spec: rs, Tensors: append(rtensors, t), Params: p, Grid: grid1D(dstRows, l)}
 }

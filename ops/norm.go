@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
@@ -84,8 +85,55 @@ func normDispatch(add, norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
 	}
 	operands = append(operands, out("dst", dst))
 	tensors = append(tensors, dst)
-	s := spec("norm", rowGroup(dst.Ne[0], l), p, defs, operands...)
+	wg, e := normGroup(dst.Ne[0], l)
+	defs["REG"], defs["E"], defs["NG"] = "0", fmt.Sprint(e), fmt.Sprint(normPartials(wg))
+	if e > 0 {
+		defs["REG"] = "1"
+	}
+	s := spec("norm", wg, p, defs, operands...)
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(rows, l)}}
+}
+
+// The register form of the norm kernel: a row of at most normMaxRegElems elements per
+// invocation stays in registers, loaded once with independent loads.
+const (
+	// normRegElems is the elements per invocation the workgroup size is chosen for.
+	normRegElems = 8
+	// normMaxRegElems is the most elements per invocation the register form holds (rows
+	// up to that many times the largest workgroup).
+	normMaxRegElems = 16
+)
+
+// normGroup returns the workgroup size of the norm kernel for rows of n elements and the
+// elements each invocation holds in registers (0: the row is too long, the kernel loops).
+// The workgroup is the smallest power of two from 64 that holds the row at normRegElems
+// elements an invocation, within the device's limit and 1024; at the largest, up to
+// normMaxRegElems.
+func normGroup(n int64, l *Limits) (wg, elems int) {
+	limit := l.MaxGroupSize
+	if limit <= 0 {
+		limit = 256
+	}
+	limit = min(limit, 1024)
+	wg = 64
+	for wg*2 <= limit && int64(wg)*normRegElems < n {
+		wg *= 2
+	}
+	e := (n + int64(wg) - 1) / int64(wg)
+	if e > normMaxRegElems {
+		return rowGroup(n, l), 0
+	}
+	return wg, int(max(e, 1))
+}
+
+// normPartials is the partial sums of the norm kernel's two-round reduction for a
+// workgroup of wg invocations (a power of two): about its square root, a power of two.
+func normPartials(wg int) int {
+	g := 1
+	for g*g*4 <= wg {
+		g *= 2
+	}
+	return g
 }
 
 // guardNormMul admits the pair norm -> mul (mul = norm * w, w repeated over norm's shape).

@@ -1,10 +1,84 @@
 // Flash attention, split KV (see flash_attn.wgsl): combines the splits' partial results of
 // one dst row, [max, sum, Dv accumulators] per split in `part`, and the row's sink, and
 // writes the normalised row. A split that saw no position (sum 0) adds nothing.
-// The workgroup first finds the row's max over the splits (each invocation a share of
-// them), then each split's weight exp(m_s - max) once, into workgroup memory; then each
-// invocation adds up its columns over the splits.
+//
+// Two forms:
+//   - REG (at most {{E}} splits per lane): the workgroup is {{P}} lanes of Dv invocations,
+//     invocation (lane, d) combines column d of splits lane, lane + {{P}}, ... It issues
+//     every load it needs up front (each split's max, sum and column d; indices past the
+//     last split clamped and their values dropped), so the dispatch waits for memory once;
+//     it combines its splits relative to their own max, and after one barrier the
+//     invocations of lane 0 combine the lanes' results (max, sum, column) and store.
+//   - otherwise: the workgroup first finds the row's max over the splits (each invocation
+//     a share of them), then each split's weight exp(m_s - max) once, into workgroup
+//     memory; then each invocation adds up its columns over the splits.
 
+#if REG
+var<workgroup> lane_m: array<f32, {{P}}>; // each lane's max over its splits
+var<workgroup> lane_l: array<f32, {{P}}>; // each lane's sum relative to its max
+var<workgroup> lane_o: array<f32, {{WG}}>; // each invocation's column relative to its lane's max
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let row = group_id(wid, nwg);
+  if (row >= p.NHead * p.NQ * p.NSeq) { return; }
+  let stride = p.Dv + 2u;
+  let base = row * p.Splits * stride;
+  let lane = lid / p.Dv;
+  let d = lid - lane * p.Dv;
+  let last = p.Splits - 1u;
+  var m: array<f32, {{E}}>;
+  var l: array<f32, {{E}}>;
+  var a: array<f32, {{E}}>;
+#for K {{E}}
+  let b{{K}} = base + min(lane + {{K}}u * {{P}}u, last) * stride;
+  m[{{K}}] = part_get(b{{K}});
+  l[{{K}}] = part_get(b{{K}} + 1u);
+  a[{{K}}] = part_get(b{{K}} + 2u + d);
+#endfor
+#if SINKS
+  let sk = sinks_get(row % p.NHead);
+#endif
+  // the splits of this lane that saw a position, and their max
+  var seen: array<bool, {{E}}>;
+  var mx = bitcast<f32>(0xff800000u);
+#for K {{E}}
+  seen[{{K}}] = lane + {{K}}u * {{P}}u < p.Splits && l[{{K}}] > 0.0;
+  mx = select(mx, max(mx, m[{{K}}]), seen[{{K}}]);
+#endfor
+  var ls = 0.0;
+  var o = 0.0;
+#for K {{E}}
+  let w{{K}} = select(0.0, exp(m[{{K}}] - mx), seen[{{K}}]);
+  ls = ls + l[{{K}}] * w{{K}};
+  o = o + a[{{K}}] * w{{K}};
+#endfor
+  if (d == 0u) {
+    lane_m[lane] = mx;
+    lane_l[lane] = ls;
+  }
+  lane_o[lid] = o;
+  workgroupBarrier();
+  if (lane != 0u) { return; }
+  var mr = bitcast<f32>(0xff800000u);
+  for (var i = 0u; i < {{P}}u; i = i + 1u) { mr = select(mr, max(mr, lane_m[i]), lane_l[i] > 0.0); }
+#if SINKS
+  mr = max(mr, sk);
+#endif
+  var lr = 0.0;
+  var orow = 0.0;
+  for (var i = 0u; i < {{P}}u; i = i + 1u) {
+    let w = select(0.0, exp(lane_m[i] - mr), lane_l[i] > 0.0);
+    lr = lr + lane_l[i] * w;
+    orow = orow + lane_o[i * p.Dv + d] * w;
+  }
+#if SINKS
+  lr = lr + exp(sk - mr);
+#endif
+  dst_set(row * p.Dv + d, select(orow / lr, 0.0, lr == 0.0));
+}
+#else
 var<workgroup> wsplit: array<f32, {{MAXS}}>; // weight of each split
 var<workgroup> red: array<f32, {{WG}}>;
 
@@ -57,3 +131,4 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     dst_set(row * p.Dv + d, o * inv);
   }
 }
+#endif
