@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -13,13 +12,7 @@ import (
 // applied: a norm kernel with ADD set and no norm kernel without it, except where the
 // norm is stored over a sum that the residual reads again (there it must not apply).
 func TestAddNormFuses(t *testing.T) {
-	cfg := testConfig(t)
-	if _, err := os.Stat(cfg.BackendPath); err != nil {
-		t.Fatalf("%s not found: run scripts/build.sh first", cfg.BackendPath)
-	}
-	env, err := Open(cfg)
-	require.NoError(t, err)
-	defer env.Close()
+	env := openTestEnv(t)
 	for _, c := range addNormCases() {
 		keys, err := env.Kernels(c)
 		require.NoError(t, err, c.Name)

@@ -22,6 +22,20 @@ func testConfig(t *testing.T) Config {
 	return cfg
 }
 
+// openTestEnv opens the conformance environment on the built library, closed when the
+// test ends.
+func openTestEnv(t *testing.T) *Env {
+	t.Helper()
+	cfg := testConfig(t)
+	if _, err := os.Stat(cfg.BackendPath); err != nil {
+		t.Fatalf("%s not found: run scripts/build.sh first", cfg.BackendPath)
+	}
+	env, err := Open(cfg)
+	require.NoError(t, err)
+	t.Cleanup(env.Close)
+	return env
+}
+
 // runSuite runs every case as a subtest and reports the table; it fails on any mismatch and
 // on any required case that the device does not support.
 func runSuite(t *testing.T, env *Env, cases []*Case) *Summary {

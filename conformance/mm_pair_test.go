@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -13,13 +12,7 @@ import (
 // mul_mat+view+mul_mat and mul_mat+mul_mat applied: every mat-vec kernel planned stores
 // two results (DSTB) where the case expects the fusion, none where it does not.
 func TestMulMatPairFuses(t *testing.T) {
-	cfg := testConfig(t)
-	if _, err := os.Stat(cfg.BackendPath); err != nil {
-		t.Fatalf("%s not found: run scripts/build.sh first", cfg.BackendPath)
-	}
-	env, err := Open(cfg)
-	require.NoError(t, err)
-	defer env.Close()
+	env := openTestEnv(t)
 	for _, c := range mmPairCases() {
 		keys, err := env.Kernels(c)
 		require.NoError(t, err, c.Name)

@@ -64,6 +64,11 @@ func TestMatVecApartGuard(t *testing.T) {
 	}
 
 	rejected := map[string]func() []*tensor.Tensor{
+		"the same weights twice": func() []*tensor.Tensor {
+			n := vkPair(tensor.Q4_K, 32, 256, 1, false)
+			n[1].Src[0] = n[0].Src[0]
+			return n
+		},
 		"different types": func() []*tensor.Tensor {
 			n := vkPair(tensor.Q4_K, 32, 256, 1, true)
 			n[2].Src[0] = placed(contiguous(tensor.Q6_K, 256, 32), 2<<20)

@@ -65,7 +65,7 @@ func guardRopeRopeSetRowsRows(n []*tensor.Tensor, l *Limits) bool {
 	kset, vview, vset := n[3], n[4], n[5]
 	for _, m := range n[1:] {
 		for _, s := range m.Src {
-			if s != nil && viewOf(s, q) {
+			if s != nil && s.IsViewOf(q) {
 				return false
 			}
 		}
@@ -79,17 +79,4 @@ func guardRopeRopeSetRowsRows(n []*tensor.Tensor, l *Limits) bool {
 		}
 	}
 	return !overlaps(kset, q.Src[0]) && !overlaps(vset, q.Src[0])
-}
-
-// viewOf reports whether t is r or a view of r (through a chain of views).
-func viewOf(t, r *tensor.Tensor) bool {
-	for ; t != nil; t = t.Src[0] {
-		if t == r {
-			return true
-		}
-		if !t.Op.IsView() {
-			return false
-		}
-	}
-	return false
 }

@@ -171,25 +171,12 @@ func passes(m, b *tensor.Tensor, share func(a, b *tensor.Tensor) bool) bool {
 // readsResult reports whether b is a view of m or reads m's result directly or through
 // views of it.
 func readsResult(b, m *tensor.Tensor) bool {
-	if b.Op.IsView() && viewChain(b, m) {
+	if b.Op.IsView() && b.IsViewOf(m) {
 		return true
 	}
 	for _, s := range b.Src {
-		if viewChain(s, m) {
+		if s.IsViewOf(m) {
 			return true
-		}
-	}
-	return false
-}
-
-// viewChain reports whether t is m or a view of m (through a chain of views).
-func viewChain(t, m *tensor.Tensor) bool {
-	for ; t != nil; t = t.Src[0] {
-		if t == m {
-			return true
-		}
-		if !t.Op.IsView() {
-			return false
 		}
 	}
 	return false

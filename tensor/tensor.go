@@ -36,6 +36,20 @@ func (t *Tensor) Elems() int64 { return t.Ne[0] * t.Ne[1] * t.Ne[2] * t.Ne[3] }
 // Empty reports whether the tensor has no elements.
 func (t *Tensor) Empty() bool { return t.Elems() == 0 }
 
+// IsViewOf reports whether t is m, or a view of m through a chain of view ops (each
+// viewing its first source).
+func (t *Tensor) IsViewOf(m *Tensor) bool {
+	for ; t != nil; t = t.Src[0] {
+		if t == m {
+			return true
+		}
+		if !t.Op.IsView() {
+			return false
+		}
+	}
+	return false
+}
+
 // TypeSize returns the bytes of one element (block) of the tensor's type, 0 if unknown.
 func (t *Tensor) TypeSize() uint64 { return uint64(t.Type.Size()) }
 

@@ -210,7 +210,7 @@ type quantFormat struct {
 var quantPairs = map[Format]int{
 	Q4_0: 2, Q4_1: 2, Q5_0: 2, Q5_1: 2, IQ4_NL: 2, MXFP4: 2, IQ4_XS: 2,
 	Q4_K: 4, Q5_K: 4, Q2_K: 4, Q3_K: 4, TQ2_0: 4,
-	Q6_K: 8,
+	Q6_K:  8,
 	NVFP4: 1,
 }
 
