@@ -16,7 +16,7 @@ cc() { gcc -O2 -o "$root/build/$1" "$root/conformance/host/$1.c" -I "$root/.cach
 cc bench
 cc mkmodel
 args=("$@")
-if ! printf '%s\n' "${args[@]}" | grep -qx -- -m; then
+if ! printf '%s\n' "${args[@]}" | grep -x -- -m >/dev/null; then
 	shape=${MKMODEL_ARGS:-}
 	name=$(echo "bench ${shape}" | tr -c 'a-z0-9_\n' '-' | tr -s '-')
 	model="$root/.cache/models/${name%-}.gguf"
@@ -27,7 +27,7 @@ if ! printf '%s\n' "${args[@]}" | grep -qx -- -m; then
 	fi
 	args+=(-m "$model")
 fi
-if ! printf '%s\n' "${args[@]}" | grep -qx -- -d; then
+if ! printf '%s\n' "${args[@]}" | grep -x -- -d >/dev/null; then
 	args+=(-d WGPU0 -d Vulkan0)
 fi
 export GGML_BACKEND_PATH="$root/build/libggml-wgpu.so"

@@ -44,7 +44,8 @@ lib="$root/.cache/ggml/lib"
 
 # A host library that is missing: say which package brings it.
 missing=$(ldd "$bin/llama-server" "$lib/libggml-base.so" 2>/dev/null | awk '/not found/ {print $1}' | sort -u)
-if ! ldconfig -p | grep -q 'libvulkan\.so\.1 '; then missing+=" libvulkan.so.1"; fi
+# (grep -q would end the pipe early, and pipefail would count ldconfig's SIGPIPE as failure)
+if ! ldconfig -p | grep 'libvulkan\.so\.1 ' >/dev/null; then missing+=" libvulkan.so.1"; fi
 if [ -n "${missing// /}" ]; then
 	for m in $missing; do
 		case "$m" in
