@@ -568,8 +568,16 @@ func gwBackendGraphOptimize(b *C.struct_ggml_backend, g *C.struct_ggml_cgraph, _
 		return c
 	}
 	order := bk.Order(nodes, root)
+	// Only a permutation of the graph's own nodes is written back into ggml's graph.
 	if len(order) != n {
 		return
+	}
+	placed := make(map[*tensor.Tensor]bool, n)
+	for _, t := range order {
+		if raw[t] == nil || placed[t] {
+			return
+		}
+		placed[t] = true
 	}
 	for i, t := range order {
 		C.gw_graph_set_node(g, C.int(i), raw[t])
