@@ -42,16 +42,23 @@ func (c compiler) Pipeline(s *wgsl.Spec) (*gpu.Pipeline, error) {
 	return c.dev.CreatePipeline(s.Kernel, src, len(s.Operands))
 }
 
-// TestKernelsCompile compiles every kernel variant on the first WebGPU adapter.
-func TestKernelsCompile(t *testing.T) {
+// newCompiler opens the first WebGPU adapter's device for compiling kernels, closed when
+// the test ends.
+func newCompiler(t *testing.T) compiler {
+	t.Helper()
 	in, err := gpu.NewInstance()
 	require.NoError(t, err)
 	ads := in.Adapters()
 	require.NotEmpty(t, ads, "no WebGPU adapter: run scripts/setup.sh (installs lavapipe)")
 	dev, err := ads[0].Open()
 	require.NoError(t, err)
-	defer dev.Close()
-	cache := compiler{dev}
+	t.Cleanup(dev.Close)
+	return compiler{dev}
+}
+
+// TestKernelsCompile compiles every kernel variant on the first WebGPU adapter.
+func TestKernelsCompile(t *testing.T) {
+	cache := newCompiler(t)
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
 	normMul := fusion(t, "norm+mul")
 	norm := node(tensor.OpRMSNorm, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2))

@@ -3,7 +3,6 @@ package ops
 import (
 	"testing"
 
-	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/stretchr/testify/require"
 )
@@ -40,14 +39,7 @@ func TestFlashAttnReduceGroup(t *testing.T) {
 // TestFlashAttnReduceCompile compiles the split reduction in both forms, with and without
 // sinks, and checks the form each decode takes.
 func TestFlashAttnReduceCompile(t *testing.T) {
-	in, err := gpu.NewInstance()
-	require.NoError(t, err)
-	ads := in.Adapters()
-	require.NotEmpty(t, ads, "no WebGPU adapter: run scripts/setup.sh (installs lavapipe)")
-	dev, err := ads[0].Open()
-	require.NoError(t, err)
-	defer dev.Close()
-	cache := compiler{dev}
+	cache := newCompiler(t)
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768, MaxGroupSize: 256}
 	for _, c := range []struct {
 		d, dv, nkv int64

@@ -3,7 +3,6 @@ package ops
 import (
 	"testing"
 
-	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/stretchr/testify/require"
 )
@@ -119,14 +118,7 @@ func TestMatVecApartGuard(t *testing.T) {
 // TestMatVecApartCompiles builds the fused kernel for F16 and for a quantized format of
 // each kind (read a unit at a time, in pairs of eighths, and at eight columns).
 func TestMatVecApartCompiles(t *testing.T) {
-	in, err := gpu.NewInstance()
-	require.NoError(t, err)
-	ads := in.Adapters()
-	require.NotEmpty(t, ads, "no WebGPU adapter: run scripts/setup.sh (installs lavapipe)")
-	dev, err := ads[0].Open()
-	require.NoError(t, err)
-	defer dev.Close()
-	cache := compiler{dev}
+	cache := newCompiler(t)
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
 	for _, ty := range []tensor.Type{tensor.F16, tensor.Q4_K, tensor.Q8_0, tensor.IQ4_XS, tensor.Q6_K} {
 		for _, cols := range []int64{1, 4, 8} {

@@ -3,7 +3,6 @@ package ops
 import (
 	"testing"
 
-	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/stretchr/testify/require"
 )
@@ -12,14 +11,7 @@ import (
 // kernels chosen (the prompt kernel, split-K, or the 64 x 64 kernel where it is too small
 // or the format's tables do not fit beside its slices) and compiles them.
 func TestMulMatBigTiles(t *testing.T) {
-	in, err := gpu.NewInstance()
-	require.NoError(t, err)
-	ads := in.Adapters()
-	require.NotEmpty(t, ads, "no WebGPU adapter: run scripts/setup.sh (installs lavapipe)")
-	dev, err := ads[0].Open()
-	require.NoError(t, err)
-	defer dev.Close()
-	cache := compiler{dev}
+	cache := newCompiler(t)
 	mm := func(a, b *tensor.Tensor) *tensor.Tensor {
 		return node(tensor.OpMulMat, f32(a.Ne[1], b.Ne[1]), nil, a, b)
 	}

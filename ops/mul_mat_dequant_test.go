@@ -3,7 +3,6 @@ package ops
 import (
 	"testing"
 
-	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/stretchr/testify/require"
 )
@@ -31,14 +30,7 @@ func TestDequantChunkRows(t *testing.T) {
 // tiles), checks the chunks' rows, that the split-K partial sums lie after the chunk in
 // scratch memory, that the switch keeps the direct loads, and compiles the kernels.
 func TestMulMatBigDequant(t *testing.T) {
-	in, err := gpu.NewInstance()
-	require.NoError(t, err)
-	ads := in.Adapters()
-	require.NotEmpty(t, ads, "no WebGPU adapter: run scripts/setup.sh (installs lavapipe)")
-	dev, err := ads[0].Open()
-	require.NoError(t, err)
-	defer dev.Close()
-	cache := compiler{dev}
+	cache := newCompiler(t)
 	mm := func(a, b *tensor.Tensor) *tensor.Tensor {
 		return node(tensor.OpMulMat, f32(a.Ne[1], b.Ne[1], b.Ne[2], b.Ne[3]), nil, a, b)
 	}

@@ -3,7 +3,6 @@ package ops
 import (
 	"testing"
 
-	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/stretchr/testify/require"
 )
@@ -47,14 +46,7 @@ func TestNormGroup(t *testing.T) {
 // the MUL and with the ADD too, in registers (one element an invocation and the most) and
 // looping.
 func TestNormKernelsCompile(t *testing.T) {
-	in, err := gpu.NewInstance()
-	require.NoError(t, err)
-	ads := in.Adapters()
-	require.NotEmpty(t, ads, "no WebGPU adapter: run scripts/setup.sh (installs lavapipe)")
-	dev, err := ads[0].Open()
-	require.NoError(t, err)
-	defer dev.Close()
-	cache := compiler{dev}
+	cache := newCompiler(t)
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxGroupSize: 256}
 	for _, n := range []int64{7, 4096, 4097} {
 		for _, op := range []tensor.Op{tensor.OpRMSNorm, tensor.OpNorm, tensor.OpL2Norm} {
