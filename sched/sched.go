@@ -222,13 +222,26 @@ func readBy(t *tensor.Tensor, nodes []*tensor.Tensor) bool {
 	return false
 }
 
-// Cut marks a submission boundary after every perSubmit steps (and never before the
-// first), so the GPU starts on the first part of a graph while the rest is recorded.
+// firstSubmit is the steps of a graph's first submission; each next one doubles, up to
+// Cut's perSubmit. The GPU is idle until the first arrives: on an H100 a 1B model's
+// decode graph (164 dispatches, ~0.65 ms to record) went from 393 to 410-428 tokens/s
+// when the first of its 64-dispatch submissions became 4, 8, 16, 32, 64.
+const firstSubmit = 4
+
+// Cut marks submission boundaries (never before the first step), so the GPU starts on
+// the first part of a graph while the rest is recorded: after firstSubmit steps, then
+// after twice as many more, and so on up to perSubmit steps per submission.
 func (p *Plan) Cut(perSubmit int) {
 	if perSubmit <= 0 {
 		perSubmit = 1
 	}
+	n := min(firstSubmit, perSubmit)
+	next := n
 	for i := range p.Steps {
-		p.Steps[i].Submit = (i+1)%perSubmit == 0
+		p.Steps[i].Submit = i+1 == next
+		if p.Steps[i].Submit {
+			n = min(2*n, perSubmit)
+			next += n
+		}
 	}
 }

@@ -43,20 +43,28 @@ func TestBuildSkipsNoWork(t *testing.T) {
 }
 
 func TestCutMarksSubmissions(t *testing.T) {
+	cuts := func(p *Plan) []int {
+		var c []int
+		for i, s := range p.Steps {
+			if s.Submit {
+				c = append(c, i)
+			}
+		}
+		return c
+	}
 	p, err := Build(graph(), limits)
 	require.NoError(t, err)
 	p.Cut(4)
-	var cuts []int
-	for i, s := range p.Steps {
-		if s.Submit {
-			cuts = append(cuts, i)
-		}
-	}
-	require.Equal(t, []int{3}, cuts, "a submission after every 4 dispatches; the executor submits the rest")
+	require.Equal(t, []int{3}, cuts(p), "a submission after the first 4 dispatches; the executor submits the rest")
 	p.Cut(0)
 	for _, s := range p.Steps {
 		require.True(t, s.Submit, "a batch of at most one dispatch")
 	}
+	long := &Plan{Steps: make([]Step, 200)}
+	long.Cut(64)
+	require.Equal(t, []int{3, 11, 27, 59, 123, 187}, cuts(long), "4, 8, 16, 32, then 64 per submission")
+	long.Cut(2)
+	require.Equal(t, []int{1, 3, 5}, cuts(long)[:3], "never more than perSubmit")
 }
 
 func TestUnsupportedNodeFailsBeforeWork(t *testing.T) {
