@@ -199,6 +199,13 @@ func PerfCases() []*PerfCase {
 			}
 		}
 	}
+	// Output heads (vocab 128256) of 1B and 8B models at one column: weights larger than a
+	// large GPU's L2 cache, so every repetition streams them from memory as decode does.
+	for _, ta := range perfWeightTypes {
+		for _, k := range []int64{2048, 4096} {
+			cs = append(cs, perfMulMat(ta, k, 128256, 1))
+		}
+	}
 	cs = append(cs,
 		perfRMSNorm(4096, 1),
 		perfRMSNorm(4096, 512),
@@ -209,6 +216,7 @@ func PerfCases() []*PerfCase {
 		perfSwiGLU(14336, 1),
 		perfSwiGLU(14336, 512),
 		perfCpy(4096, 512),
+		perfCpy(4096, 32768), // 512 MiB read, 256 MiB written: the memory bandwidth
 		perfSetRows(1024, 4096, 8),
 		perfGetRows(4096, 512, 1),
 		perfGetRows(4096, 32000, 1),
@@ -716,6 +724,10 @@ func ceilDiv(a, b uint64) uint64 {
 // fillChunk is the number of elements fillLeaf writes at a time.
 const fillChunk = 1 << 20
 
+// fillDistinct is the chunks of a leaf filled with distinct values; later chunks repeat
+// them (quantizing hundreds of MiB of weights with ggml's quantizers took minutes).
+const fillDistinct = 8
+
 // fillLeaf writes deterministic data into the contiguous leaf t: values in [-1, 1) for F32,
 // F16 and the quantized types (quantized by ggml's own quantizer, whole rows at a time),
 // integers in [0, idxMax) for I32 and I64 (idxMax 0: 10).
@@ -736,8 +748,13 @@ func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64) error {
 	be := int64(max(1, typ.BlockElems()))
 	vals := make([]float32, 0, chunk)
 	var raw []byte
+	var made [][]byte // the first fillDistinct whole chunks, repeated after them
 	for off := int64(0); off < n; off += chunk {
 		cnt := min(n-off, chunk)
+		if c := off / chunk; c >= fillDistinct && cnt == chunk {
+			l.TensorSet(t, made[c%fillDistinct], uint64(off/be)*uint64(es))
+			continue
+		}
 		vals = vals[:cnt]
 		raw = raw[:0]
 		for i := range vals {
@@ -778,6 +795,9 @@ func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64) error {
 			raw = q
 		}
 		l.TensorSet(t, raw, uint64(off/be)*uint64(es))
+		if len(made) < fillDistinct && cnt == chunk {
+			made = append(made, append([]byte(nil), raw...))
+		}
 	}
 	return nil
 }
