@@ -116,6 +116,9 @@ var fusions = []Fusion{
 			return []*tensor.Tensor{up, gate, node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, up)}
 		},
 	},
+	// llama's Q, V and K projections (before the pair rows: all three where they are)
+	mulMatViewMulMatViewMulMatRow,
+	mulMatMulMatMulMatRow,
 	mulMatViewMulMatRow,
 	{
 		// llama's residual sums and the norm after each (ffn_inp -> ffn_norm, l_out -> the
