@@ -48,6 +48,7 @@ func Cases() []*Case {
 	cs = append(cs, halfCases()...)
 	cs = append(cs, mulMatDequantCases()...)
 	cs = append(cs, mmPairCases()...)
+	cs = append(cs, qkvCases()...)
 	cs = append(cs, normRegCases()...)
 	cs = append(cs, faReduceCases()...)
 	return cs

@@ -105,6 +105,9 @@ func (e *Env) Kernels(c *Case) (keys []string, err error) {
 	l.SetName(res, "out")
 	b.addSentinel()
 	g := l.NewGraph(ctx)
+	for _, x := range b.roots {
+		l.BuildForwardExpand(g, x)
+	}
 	l.BuildForwardExpand(g, res)
 
 	dev := l.BackendDevice(e.Runner.Test)

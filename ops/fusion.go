@@ -85,6 +85,7 @@ func Fusions() []Fusion { return fusions }
 var fusions = []Fusion{
 	ropeRopeSetRowsRowsRow,
 	ropeSetRowsRowsRow,
+	mulMatViewMulMatViewMulMatRow, // llama's Q, V and K projections
 	ropeSetRowsRow,
 	{
 		// llama's kqv -> kqv_merged -> kqv_out: the matmul stores straight into the
@@ -116,6 +117,8 @@ var fusions = []Fusion{
 			return []*tensor.Tensor{up, gate, node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, up)}
 		},
 	},
+	// three MUL_MATs of one activation (before the pair rows: all three where they are)
+	mulMatMulMatMulMatRow,
 	mulMatViewMulMatRow,
 	{
 		// llama's residual sums and the norm after each (ffn_inp -> ffn_norm, l_out -> the

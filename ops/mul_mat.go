@@ -212,14 +212,13 @@ func tiledLoads(a, b *tensor.Tensor, operands []wgslOperand) map[string]string {
 type matVecSecond int
 
 const (
-	secondNone  matVecSecond = iota // one matrix
-	secondGLU                       // stores silu(src0 . src1) * (src0b . src1) into dst
-	secondApart                     // stores src0 . src1 into dst and src0b . src1 into dstb
+	secondNone matVecSecond = iota // one matrix
+	secondGLU                      // stores silu(src0 . src1) * (src0b . src1) into dst
 )
 
 // matVec8 is the vectorised mat-vec dispatch; with a second matrix, operands hold src0,
-// src0b, src1 and dst (and dstb with secondApart). The weights are read eight elements at
-// a time, src1 too when vec1 (otherwise element by element, with its strides).
+// src0b, src1 and dst. The weights are read eight elements at a time, src1 too when vec1
+// (otherwise element by element, with its strides).
 func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, second matVecSecond, vec1 bool, l *Limits) Dispatch {
 	v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: p.N, second: second, vec1: vec1, units: unitRows(tensors[0], l)}
 	if second != secondNone {
@@ -231,7 +230,7 @@ func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, s
 
 // matVec describes a dispatch of the vectorised mat-vec kernel (mul_mat_vec8.wgsl): the
 // product's rows, row length, batches and src1 columns; second selects its forms with two
-// matrices (the fused gate, two products apart), ids its MUL_MAT_ID form, vec1 reads src1
+// matrices (the fused gate), ids its MUL_MAT_ID form, vec1 reads src1
 // eight elements at a time, units reads quantized weights a unit at a time (unitRows).
 type matVec struct {
 	m, k, batches, cols uint32
@@ -257,7 +256,7 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 	// column (36.8 without) but 152 at eight (93: twice the src1 registers).
 	pair := units && v.cols <= matVecPairMaxCols && operands[0].Type.PairDistance() > 0
 	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(v.cols), "VEC1": flag(v.vec1),
-		"SRC0B": flag(v.second != secondNone), "GLU": flag(v.second == secondGLU), "DSTB": flag(v.second == secondApart),
+		"SRC0B": flag(v.second != secondNone), "GLU": flag(v.second == secondGLU),
 		"IDS": flag(v.ids), "UNITS": flag(units), "PAIR": flag(pair), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
 	blocks := (uint64(v.m) + uint64(rows) - 1) / uint64(rows)
 	return spec("mul_mat_vec8", wg, params, defs, operands...), grid1D(blocks*uint64(v.batches), l)

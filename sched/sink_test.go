@@ -52,11 +52,10 @@ func newLlamaLayer(t *testing.T) llamaLayer {
 	}
 	qmm, qr := matmul(24, 4096)
 	vmm, vr := matmul(16, 8192)
-	// V's weights in F32, so that V's and K's matmuls do not pair up (mul_mat+view+mul_mat)
-	// and the plans show the sinking alone.
-	vw := contig(tensor.F32, 64, 16)
-	vw.Loc = vmm.Src[0].Loc
-	vmm.Src[0] = vw
+	// V's matmul reads an activation of its own, so that the matmuls do not fuse
+	// (mul_mat+view+mul_mat+view+mul_mat and the pair rows) and the plans show the sinking
+	// alone.
+	vmm.Src[1] = place(contig(tensor.F32, 64, 3), 53248)
 	kmm, kr := matmul(16, 12288)
 	q.Src[0], vview.Src[0], k.Src[0] = qr, vr, kr
 	place(q, 4096)
@@ -243,18 +242,17 @@ func TestOrderSinksBeforePlacement(t *testing.T) {
 	require.NotEqual(t, nodes, Order(nodes, limits, rootOf), "the same node writing memory of its own lets ROPE Q pass")
 }
 
-// With V's and K's weights alike, the two matmuls pair up as well: a llama layer's
-// attention inputs take three dispatches.
-func TestSinksRopeQWithPairedVK(t *testing.T) {
+// With one activation for the three matmuls, they fuse as well once ROPE Q has moved
+// down: a llama layer's attention inputs take two dispatches.
+func TestSinksRopeQWithFusedQKV(t *testing.T) {
 	l := newLlamaLayer(t)
-	vw := contig(tensor.F16, 64, 16)
-	vw.Loc = l.vmm.Src[0].Loc
-	l.vmm.Src[0] = vw
+	l.vmm.Src[1] = l.x
 	p, err := Build(l.nodes, limits)
 	require.NoError(t, err)
-	require.Equal(t, []*tensor.Tensor{l.vmm, l.q}, fusedRows(p))
-	require.Len(t, p.Steps, 3, "Q's matmul, V's and K's in one, then the fused row")
-	require.Same(t, l.qmm, p.Steps[0].Node)
-	require.Same(t, l.kmm, p.Steps[1].Node)
-	require.Equal(t, "rope_set_rows", p.Steps[2].Dispatch.Spec.Kernel)
+	require.Equal(t, []*tensor.Tensor{l.qmm, l.q}, fusedRows(p))
+	require.Len(t, p.Steps, 2, "Q's, V's and K's matmuls in one, then the fused row")
+	require.Same(t, l.kmm, p.Steps[0].Node)
+	require.Equal(t, "mul_mat_multi", p.Steps[0].Dispatch.Spec.Kernel)
+	require.Equal(t, []*tensor.Tensor{l.qmm, l.vmm, l.kmm}, p.Steps[0].Written)
+	require.Equal(t, "rope_set_rows", p.Steps[1].Dispatch.Spec.Kernel)
 }

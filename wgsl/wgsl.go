@@ -4,13 +4,13 @@
 //
 // A kernel file is WGSL with four additions:
 //   - `#if NAME`, `#ifdef NAME`, `#else`, `#endif` select lines by the spec's defines (a
-//     define is true unless it is absent, "" or "0");
+//     define is true unless it is absent, "" or "0"; NAME may hold {{}} substitutions);
 //   - `#include NAME` inserts kernels/NAME.wgsl (common.wgsl, the shared helpers, is
 //     included in every kernel; elementwise.wgsl is the entry point of element-wise ones);
-//   - `{{NAME}}` is replaced by the define's value;
+//   - `{{NAME}}` is replaced by the define's value, innermost first (`{{A{{I}}}}`);
 //   - `#for NAME N` ... `#endfor` repeats its lines N times (N a number, after {{}}
 //     substitution) with {{NAME}} = 0 .. N-1: unrolled code whose indices the compiler
-//     sees as constants;
+//     sees as constants; a #for may hold another;
 //   - the uniform struct `p` and the operand bindings with their accessors are generated
 //     and prepended: for an operand `src0` the kernel calls `src0_get(i)` (element i as
 //     f32, relative to the operand's first element), `src0_geti(i)` for integer operands,
@@ -193,7 +193,10 @@ func preprocess(out *strings.Builder, src string, defs map[string]string) error 
 		case t == "#endfor":
 			return fmt.Errorf("line %d: stray #endfor", n+1)
 		case strings.HasPrefix(t, "#if ") || strings.HasPrefix(t, "#ifdef "):
-			name := strings.TrimSpace(t[strings.IndexByte(t, ' '):])
+			name, err := substitute(strings.TrimSpace(t[strings.IndexByte(t, ' '):]), defs)
+			if err != nil && on {
+				return fmt.Errorf("line %d: %w", n+1, err)
+			}
 			cond := truthy(defs, name)
 			if strings.HasPrefix(t, "#ifdef ") {
 				_, cond = defs[name]
@@ -235,18 +238,9 @@ func preprocess(out *strings.Builder, src string, defs map[string]string) error 
 		if !on {
 			continue
 		}
-		for strings.Contains(line, "{{") {
-			i := strings.Index(line, "{{")
-			j := strings.Index(line[i:], "}}")
-			if j < 0 {
-				return fmt.Errorf("line %d: unterminated {{", n+1)
-			}
-			name := line[i+2 : i+j]
-			v, ok := defs[name]
-			if !ok {
-				return fmt.Errorf("line %d: undefined {{%s}}", n+1, name)
-			}
-			line = line[:i] + v + line[i+j+2:]
+		line, err := substitute(line, defs)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n+1, err)
 		}
 		out.WriteString(line)
 		out.WriteByte('\n')
@@ -257,14 +251,39 @@ func preprocess(out *strings.Builder, src string, defs map[string]string) error 
 	return nil
 }
 
-// forBlock returns the line index of the #endfor that closes the #for at line start.
+// substitute replaces every {{NAME}} of line by the define's value, innermost first, so
+// that a name may be built from others: {{A{{I}}}} is A0's value where I is 0.
+func substitute(line string, defs map[string]string) (string, error) {
+	for strings.Contains(line, "{{") {
+		first := strings.Index(line, "{{")
+		j := strings.Index(line[first:], "}}")
+		if j < 0 {
+			return "", fmt.Errorf("unterminated {{")
+		}
+		j += first
+		i := strings.LastIndex(line[:j], "{{") // the innermost: at first or after
+		name := line[i+2 : j]
+		v, ok := defs[name]
+		if !ok {
+			return "", fmt.Errorf("undefined {{%s}}", name)
+		}
+		line = line[:i] + v + line[j+2:]
+	}
+	return line, nil
+}
+
+// forBlock returns the line index of the #endfor that closes the #for at line start (a
+// #for inside it is closed by its own #endfor first).
 func forBlock(lines []string, start int) (int, error) {
+	depth := 0
 	for i := start + 1; i < len(lines); i++ {
 		switch t := strings.TrimSpace(lines[i]); {
-		case t == "#endfor":
+		case t == "#endfor" && depth == 0:
 			return i, nil
+		case t == "#endfor":
+			depth--
 		case strings.HasPrefix(t, "#for "):
-			return 0, fmt.Errorf("line %d: nested #for", i+1)
+			depth++
 		}
 	}
 	return 0, fmt.Errorf("line %d: #for without #endfor", start+1)

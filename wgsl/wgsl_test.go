@@ -46,7 +46,15 @@ func TestPreprocessFor(t *testing.T) {
 	require.Equal(t, "w\n", b.String(), "zero repeats")
 	require.Error(t, preprocess(&b, "#for I 2\nz\n", nil), "missing #endfor")
 	require.Error(t, preprocess(&b, "#endfor\n", nil), "stray #endfor")
-	require.Error(t, preprocess(&b, "#for I 2\n#for J 2\n#endfor\n#endfor\n", nil), "nested #for")
+	b.Reset()
+	require.NoError(t, preprocess(&b, "#for I 2\n#for J {{N{{I}}}}\nz{{I}}{{J}}\n#endfor\n#if Y{{I}}\ny{{I}}\n#endif\n#endfor",
+		map[string]string{"N0": "1", "N1": "2", "Y1": "1"}))
+	require.Equal(t, "z00\nz10\nz11\ny1\n", b.String(), "nested #for, names built from the loop variable")
+	b.Reset()
+	require.NoError(t, preprocess(&b, "a }} {{V}} }}", map[string]string{"V": "7"}))
+	require.Equal(t, "a }} 7 }}\n", b.String(), "braces of the code itself")
+	require.Error(t, preprocess(&b, "#for I 2\n#for J 2\n#endfor\n", nil), "nested #for without its #endfor")
+	require.Error(t, preprocess(&b, "{{A{{I}}}}\n", map[string]string{"I": "0"}), "undefined built name")
 	require.Error(t, preprocess(&b, "#for I x\nz\n#endfor\n", nil), "count not a number")
 	require.Error(t, preprocess(&b, "#for I\nz\n#endfor\n", nil), "no count")
 }

@@ -13,9 +13,8 @@
 // dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
 // With SRC0B, a second matrix `src0b` (same shape and strides as src0) is multiplied by
 // the same src1, sharing the reads of src1 and the reduction: with GLU the kernel stores
-// silu(src0 . src1) * (src0b . src1) (llama's gate, up and SWIGLU in one), with DSTB the
-// two products apart, src0 . src1 into dst and src0b . src1 into dstb (same strides; two
-// consecutive MUL_MATs of one activation, llama's V and K projections).
+// silu(src0 . src1) * (src0b . src1) (llama's gate, up and SWIGLU in one). (Independent
+// products of one src1, llama's Q, K and V projections, are mul_mat_multi.wgsl.)
 // With IDS (MUL_MAT_ID), the batch is a (slot, token) pair and ids picks its expert's matrix.
 const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u;
@@ -176,9 +175,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (i < p.M) {
       let o = offset4(vec4<u32>(i, j, b2, b3), p.D);
       dst_set(o, y);
-#if DSTB
-      dstb_set(o, red[(OUTS + lid) * {{WG}}u]);
-#endif
     }
   }
 }
