@@ -60,6 +60,23 @@ type PerfBuilder struct {
 	Ctx ggml.Context
 
 	idxMax map[ggml.Tensor]int64
+	values map[ggml.Tensor]leafValues
+}
+
+// leafValues draws a leaf's values roughly normal (the sum of four uniforms, as the
+// benchmark models' generator does) of deviation std; with flush, those smaller in
+// magnitude than the smallest normal half (2^-14) become zero.
+type leafValues struct {
+	std   float32
+	flush bool
+}
+
+// NewNormal is New with roughly normal values of deviation std (trained weights' scale);
+// with flush, no value is below the smallest normal half in magnitude.
+func (b *PerfBuilder) NewNormal(name string, t tensor.Type, std float32, flush bool, ne ...int64) ggml.Tensor {
+	x := b.New(name, t, ne...)
+	b.values[x] = leafValues{std, flush}
+	return x
 }
 
 // New creates a named leaf of type t and shape ne (missing dimensions are 1), filled with
@@ -222,6 +239,9 @@ func PerfCases() []*PerfCase {
 		perfGetRows(4096, 32000, 1),
 		perfGetRows(4096, 32000, 512),
 	)
+	// A prompt product over weights drawn as the benchmark models' are (deviation 0.02, a
+	// few halves per thousand subnormal), and the same with those flushed to zero.
+	cs = append(cs, perfMulMatNormal(tensor.F16, 2048, 8192, 442, false), perfMulMatNormal(tensor.F16, 2048, 8192, 442, true))
 	cs = append(cs, perfFlashAttnCases()...)
 	return cs
 }
@@ -255,6 +275,23 @@ func perfMulMat(ta tensor.Type, k, m, n int64) *PerfCase {
 		Op:   "MUL_MAT",
 		Build: func(b *PerfBuilder) func() ggml.Tensor {
 			w := b.New("w", ta, k, m)
+			x := b.New("x", f32, k, n)
+			return func() ggml.Tensor { return b.L.MulMat(b.Ctx, w, x) }
+		},
+	}
+}
+
+// perfMulMatNormal is perfMulMat with weights of deviation 0.02 (see leafValues).
+func perfMulMatNormal(ta tensor.Type, k, m, n int64, flush bool) *PerfCase {
+	name := "normal"
+	if flush {
+		name = "normal,flushed"
+	}
+	return &PerfCase{
+		Name: fmt.Sprintf("MUL_MAT(type_a=%s,type_b=f32,m=%d,n=%d,k=%d,weights=%s)", ta, m, n, k, name),
+		Op:   "MUL_MAT",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			w := b.NewNormal("w", ta, 0.02, flush, k, m)
 			x := b.New("x", f32, k, n)
 			return func() ggml.Tensor { return b.L.MulMat(b.Ctx, w, x) }
 		},
@@ -591,7 +628,7 @@ func (e *PerfEnv) Measure(c *PerfCase, d *PerfDevice, opts PerfOptions) (res Per
 	}
 	defer l.Free(ctx)
 
-	b := &PerfBuilder{L: l, Ctx: ctx, idxMax: map[ggml.Tensor]int64{}}
+	b := &PerfBuilder{L: l, Ctx: ctx, idxMax: map[ggml.Tensor]int64{}, values: map[ggml.Tensor]leafValues{}}
 	repFn := c.Build(b)
 	first := repFn()
 	g := l.NewGraph(ctx)
@@ -643,7 +680,7 @@ func (e *PerfEnv) Measure(c *PerfCase, d *PerfDevice, opts PerfOptions) (res Per
 		if t.Op() != tensor.OpNone || t.ViewSrc() != 0 || t.NElements() == 0 {
 			continue
 		}
-		if err := fillLeaf(l, t, uint64(i), b.idxMax[t]); err != nil {
+		if err := fillLeaf(l, t, uint64(i), b.idxMax[t], b.values[t]); err != nil {
 			res.Msg = err.Error()
 			return res
 		}
@@ -731,7 +768,7 @@ const fillDistinct = 8
 // fillLeaf writes deterministic data into the contiguous leaf t: values in [-1, 1) for F32,
 // F16 and the quantized types (quantized by ggml's own quantizer, whole rows at a time),
 // integers in [0, idxMax) for I32 and I64 (idxMax 0: 10).
-func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64) error {
+func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64, lv leafValues) error {
 	typ := t.Type()
 	es := typ.Size()
 	if es == 0 || !t.IsContiguous() {
@@ -746,6 +783,12 @@ func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64) error {
 	row := t.Ne()[0]
 	chunk := max(1, fillChunk/row) * row
 	be := int64(max(1, typ.BlockElems()))
+	next := func() float32 { // uniform in [-1, 1)
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		return float32(x>>40)/float32(1<<23) - 1
+	}
 	vals := make([]float32, 0, chunk)
 	var raw []byte
 	var made [][]byte // the first fillDistinct whole chunks, repeated after them
@@ -762,10 +805,15 @@ func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64) error {
 				vals[i] = float32((uint64(off+int64(i))*7919 + seed) % uint64(idxMax))
 				continue
 			}
-			x ^= x << 13
-			x ^= x >> 7
-			x ^= x << 17
-			vals[i] = float32(x>>40)/float32(1<<23) - 1
+			if lv.std == 0 {
+				vals[i] = next()
+				continue
+			}
+			v := (next() + next() + next() + next()) / 2 * lv.std * 1.7320508
+			if lv.flush && math.Abs(float64(v)) < 1.0/16384 {
+				v = 0
+			}
+			vals[i] = v
 		}
 		switch typ {
 		case tensor.F32:
