@@ -49,6 +49,11 @@ type Limits struct {
 	// bind more than WebGPU's default of 8 (0: not bounded here; compiling the plan checks
 	// it).
 	MaxStorageBuffers int
+	// SwarOff turns off the integer mat-vec of 4-bit weights (mul_mat_vec_q4.go), and
+	// SwarRows and SwarWG override its rows per workgroup and workgroup size (0: the
+	// defaults), for comparisons and tuning (temporary).
+	SwarOff          bool
+	SwarRows, SwarWG int
 }
 
 // family is what each op file registers for an op.
