@@ -50,6 +50,7 @@ func Cases() []*Case {
 	cs = append(cs, mmPairCases()...)
 	cs = append(cs, normRegCases()...)
 	cs = append(cs, faReduceCases()...)
+	cs = append(cs, mulMatSwarCases()...)
 	return cs
 }
 
