@@ -3,6 +3,9 @@ package ops
 import (
 	"math/rand"
 	"testing"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+	"github.com/stretchr/testify/require"
 )
 
 // swarDot16 computes the dot product of 16 weights q (0..15) and 16 activations x
@@ -75,27 +78,94 @@ func TestSwarDotExact(t *testing.T) {
 	}
 }
 
-// TestSwarShape checks the integer mat-vec's choice of shape and its workgroup storage
-// bound: a column that fits lavapipe's 32 KiB takes the kernel, one beyond does not.
+// TestSwarShape checks the integer mat-vec's choice of shape: rows per workgroup by the
+// product's rows, a small workgroup for short rows, the overrides, and the workgroup
+// storage bound on the partial sums.
 func TestSwarShape(t *testing.T) {
 	l := &Limits{MaxWorkgroupStorage: 32768, MaxGroupSize: 1024}
-	rows, wg := swarShape(8, l)
-	if rows != swarRows || wg != 32 {
-		t.Fatalf("short rows: %d x %d", rows, wg)
+	for _, c := range []struct {
+		m, tasks uint32
+		rows, wg int
+	}{{2048, 8, 1, 32}, {4096, 64, 2, swarWG}, {14336, 224, 2, swarWG}, {128256, 32, 4, 32}} {
+		rows, wg := swarShape(c.m, c.tasks, 1, l)
+		require.Equal(t, [2]int{c.rows, c.wg}, [2]int{rows, wg}, "%d rows of %d tasks", c.m, c.tasks)
 	}
-	rows, wg = swarShape(1024, l)
-	if rows != swarRows || wg != swarWG {
-		t.Fatalf("long rows: %d x %d", rows, wg)
+	l.SwarRows, l.SwarWG = 8, 100 // a workgroup size that is no power of two is ignored
+	rows, wg := swarShape(1024, 1024, 2, l)
+	require.Equal(t, [2]int{8, swarWG}, [2]int{rows, wg})
+	l.SwarRows, l.SwarWG, l.MaxWorkgroupStorage = 64, 1024, 16384
+	rows, wg = swarShape(1024, 1024, 2, l)
+	require.LessOrEqual(t, 4*2*rows*wg, 16384, "partial sums beyond the workgroup storage: %d x %d", rows, wg)
+}
+
+// TestSwarLowering checks which products take the integer mat-vec (two dispatches: the
+// activations' quantization into scratch memory, then the mat-vec reading it) and which
+// keep the vectorised kernel: the size threshold and its override, the switch, several
+// columns, other formats; and the fused gate form, whose kernels it compiles.
+func TestSwarLowering(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
+	mm := func(q tensor.Type, m, k, n int64) *tensor.Tensor {
+		return node(tensor.OpMulMat, f32(m, n), nil, contiguous(q, k, m), f32(k, n))
 	}
-	if s := swarStorage(12544, rows, wg); s > 32768 {
-		t.Fatalf("K = 12544 needs %d bytes", s)
+	kernels := func(n *tensor.Tensor, l *Limits) []string {
+		ds, err := Lower(n, l)
+		require.NoError(t, err)
+		var ks []string
+		for _, d := range ds {
+			ks = append(ks, d.Spec.Kernel)
+		}
+		return ks
 	}
-	if s := swarStorage(12800, rows, wg); s <= 32768 {
-		t.Fatalf("K = 12800 fits in %d bytes", s)
+	swar := []string{"quantize_act", "mul_mat_vec_q4"}
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+		require.Equal(t, swar, kernels(mm(q, 2048, 4096, 1), l), "%s at the threshold", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 2047, 4096, 1), l), "%s below the threshold", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 2048, 4096, 2), l), "%s, two columns", q)
 	}
-	l.SwarRows, l.SwarWG = 4, 100 // a workgroup size that is no power of two is ignored
-	rows, wg = swarShape(1024, l)
-	if rows != 4 || wg != swarWG {
-		t.Fatalf("overrides: %d x %d", rows, wg)
+	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q5_0, 2048, 4096, 1), l))
+	small := *l
+	small.SwarMin = 1
+	require.Equal(t, swar, kernels(mm(tensor.Q4_K, 3, 256, 1), &small), "the threshold's override")
+	off := *l
+	off.SwarOff = true
+	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q4_K, 2048, 4096, 1), &off))
+
+	// the scratch operands: words then scales, each starting a binding of its own
+	ds, err := Lower(mm(tensor.Q4_K, 2048, 4096, 1), l)
+	require.NoError(t, err)
+	xq, xs := ds[0].Tensors[1], ds[0].Tensors[2]
+	require.True(t, IsScratch(xq) && IsScratch(xs))
+	require.Equal(t, uint64(0), xq.Loc.Addr)
+	require.Equal(t, uint64(4096/8*16), xq.Extent())
+	require.Equal(t, scratchEnd(xq), xs.Loc.Addr)
+	require.Equal(t, []*tensor.Tensor{xq, xs}, ds[1].Tensors[1:3])
+
+	cache := newCompiler(t)
+	gluRow := fusion(t, "mul_mat+mul_mat+glu")
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+		x := f32(4096, 1)
+		gate := node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 4096, 2048), x)
+		up := node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 4096, 2048), x)
+		glu := node(tensor.OpGLU, f32(2048, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
+		n := []*tensor.Tensor{gate, up, glu}
+		require.True(t, gluRow.Applies(n, l))
+		ds, err := gluRow.Lower(n, l)
+		require.NoError(t, err)
+		require.Len(t, ds, 2)
+		require.Equal(t, "quantize_act", ds[0].Spec.Kernel)
+		require.Equal(t, "mul_mat_vec_q4", ds[1].Spec.Kernel)
+		require.Equal(t, "1", ds[1].Spec.Defines["GLU"])
+		require.Equal(t, []*tensor.Tensor{gate.Src[0], up.Src[0]}, ds[1].Tensors[:2])
+		require.Same(t, glu, ds[1].Tensors[len(ds[1].Tensors)-1])
+		for _, d := range ds {
+			_, err = cache.Pipeline(d.Spec)
+			require.NoError(t, err, "%s %s", q, d.Spec.Kernel)
+		}
+		off := *l
+		off.SwarOff = true
+		ds, err = gluRow.Lower(n, &off)
+		require.NoError(t, err)
+		require.Len(t, ds, 1)
+		require.Equal(t, "mul_mat_vec8", ds[0].Spec.Kernel)
 	}
 }

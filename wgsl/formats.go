@@ -151,6 +151,11 @@ func (f Format) vecAccessors(name string, binding int) (string, error) {
 				"  return mat2x4<f32>(half4(w.xy), half4(w.zw));\n}\n", name), nil
 	case BF16:
 		return bf16VecAccessors(decl, name), nil
+	case I32:
+		// packed integers: NAME_get4i(i), elements i..i+3 (i and the first element
+		// multiples of 4), through one 16-byte load
+		return decl + "array<vec4<i32>>;\n" + fmt.Sprintf(
+			"fn %[1]s_get4i(i: u32) -> vec4<i32> { return %[1]s[(p.%[1]s_off + i) >> 2u]; }\n", name), nil
 	}
 	return "", fmt.Errorf("wgsl: no vector access for %s", f)
 }
