@@ -30,7 +30,7 @@ func mulMatSwarCases() []*Case {
 			swarCase(ta, 33, 2048, "range_zero_block", Uniform(-1, 1), blockRange),
 			swarCase(ta, 33, 2048, "extremes", signs, signs))
 	}
-	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_K, m: 2048, n: 1, k: 4096, bs: one, nr: one}))
+	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 2048, n: 1, k: 4096, bs: one, nr: one}))
 	return append(cs, swarGLUCases()...)
 }
 
