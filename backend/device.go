@@ -33,6 +33,14 @@ const (
 	// EnvMatVecUnits=0 turns off the mat-vec kernel's unit reads of quantized weights
 	// (ops.Limits.MatVecNoUnits), for comparisons.
 	EnvMatVecUnits = "GGML_WGPU_MATVEC_UNITS"
+	// EnvSwar=0 turns off the integer mat-vec of 4-bit weights (ops.Limits.SwarOff),
+	// EnvSwarRows and EnvSwarWG override its rows per workgroup and workgroup size, and
+	// EnvSwarMin the fewest weights of a product that takes it (temporary: for
+	// comparisons and tuning).
+	EnvSwar     = "GGML_WGPU_SWAR"
+	EnvSwarRows = "GGML_WGPU_SWAR_ROWS"
+	EnvSwarWG   = "GGML_WGPU_SWAR_WG"
+	EnvSwarMin  = "GGML_WGPU_SWAR_MIN"
 	// EnvDequantPrompt=0 makes the prompt kernel read quantized weights directly instead of
 	// from F16 chunks dequantized first (ops.Limits.DequantPromptOff), for comparisons.
 	EnvDequantPrompt = "GGML_WGPU_DEQUANT_PROMPT"
@@ -162,7 +170,9 @@ func (d *Device) Limits() ops.Limits {
 		MaxGroupSize: int(g.Limits.MaxComputeInvocationsPerGroup), MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
 		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG), MatVecNoUnits: os.Getenv(EnvMatVecUnits) == "0",
 		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
-		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings)}
+		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings),
+		SwarOff:           os.Getenv(EnvSwar) == "0", SwarRows: envInt(EnvSwarRows), SwarWG: envInt(EnvSwarWG),
+		SwarMin: envInt(EnvSwarMin)}
 }
 
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.

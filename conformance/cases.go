@@ -51,6 +51,7 @@ func Cases() []*Case {
 	cs = append(cs, qkvCases()...)
 	cs = append(cs, normRegCases()...)
 	cs = append(cs, faReduceCases()...)
+	cs = append(cs, mulMatSwarCases()...)
 	return cs
 }
 

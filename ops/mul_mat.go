@@ -132,7 +132,7 @@ func init() {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.Q4_0, 64, 3), padded(64, 2, 1)),
 			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.Q4_0, 64, 3), padded(64, 9, 1)))
-		return ex
+		return append(ex, matVecQ4Examples()...)
 	}})
 }
 
@@ -169,6 +169,9 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	operands := []wgslOperand{in("src0", a), in("src1", b), out("dst", t)}
 	tensors := []*tensor.Tensor{a, b, t}
 	q := quantized(a.Type)
+	if ds, ok := lowerMatVecQ4(t, p, l); ok {
+		return ds, nil
+	}
 	if p.N <= matVecMaxCols && vec8(a) && (q || vectorRows(b)) {
 		return []Dispatch{matVec8(p, operands, tensors, secondNone, vectorRows(b), l)}, nil
 	}
@@ -312,13 +315,18 @@ func guardMatVecGLU(n []*tensor.Tensor, l *Limits) bool {
 }
 
 // lowerMatVecGLU lowers the gate, up and SWIGLU nodes as one mat-vec dispatch that writes
-// only the GLU result.
+// only the GLU result: the integer mat-vec's gate form (after the activations'
+// quantization) where the product takes it (swarApplies), the vectorised kernel's
+// otherwise.
 func lowerMatVecGLU(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	glu := n[2]
 	gate, up := glu.Src[0], glu.Src[1]
 	wg, wu, x := gate.Src[0], up.Src[0], gate.Src[1]
 	p := mulMatParamsOf(gate)
 	p.D = strides(glu)
+	if swarApplies(wg, x, p, l) && swarFormat(wu) > 0 {
+		return matVecQ4([]*tensor.Tensor{wg, wu}, x, glu, p, l), nil
+	}
 	operands := []wgslOperand{in("src0", wg), in("src0b", wu), in("src1", x), out("dst", glu)}
 	return []Dispatch{matVec8(p, operands, []*tensor.Tensor{wg, wu, x, glu}, secondGLU, true, l)}, nil
 }

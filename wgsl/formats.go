@@ -151,6 +151,11 @@ func (f Format) vecAccessors(name string, binding int) (string, error) {
 				"  return mat2x4<f32>(half4(w.xy), half4(w.zw));\n}\n", name), nil
 	case BF16:
 		return bf16VecAccessors(decl, name), nil
+	case I32:
+		// packed integers: NAME_get4i(i), elements i..i+3 (i and the first element
+		// multiples of 4), through one 16-byte load
+		return decl + "array<vec4<i32>>;\n" + fmt.Sprintf(
+			"fn %[1]s_get4i(i: u32) -> vec4<i32> { return %[1]s[(p.%[1]s_off + i) >> 2u]; }\n", name), nil
 	}
 	return "", fmt.Errorf("wgsl: no vector access for %s", f)
 }
@@ -261,18 +266,10 @@ var quantFormats = map[Format]quantFormat{
   let o = b + 2u + 8u * s;
   return mat2x4<f32>(d * i8x4(NAME_bytes4(o)), d * i8x4(NAME_bytes4(o + 4u)));`},
 	// {f16 d; u8 qs[16]}: element j < 16 is the low nibble of qs[j], j + 16 its high
-	// nibble; x = (q - 8) * d.
-	Q4_0: {"q4_0", 32, 18, `
-  let d = unpack2x16float(NAME_bytes4(b)).x;
-  let o = b + 2u + 8u * (s & 1u);
-  let sh = 4u * (s >> 1u);
-  return mat2x4<f32>(d * uf4(ux4(NAME_bytes4(o), sh, 15u), 8.0), d * uf4(ux4(NAME_bytes4(o + 4u), sh, 15u), 8.0));`},
+	// nibble; x = (q - 8) * d. Q4_0, Q4_1 and Q4_K: the layout's pieces in nibbleLayouts.
+	Q4_0: {"q4_0", 32, 18, nibbleGet8(16)},
 	// {f16 d; f16 m; u8 qs[16]}: nibbles as Q4_0; x = q * d + m.
-	Q4_1: {"q4_1", 32, 20, `
-  let dm = unpack2x16float(NAME_bytes4(b));
-  let o = b + 4u + 8u * (s & 1u);
-  let sh = 4u * (s >> 1u);
-  return mat2x4<f32>(u4x4(NAME_bytes4(o), sh) * dm.x + dm.y, u4x4(NAME_bytes4(o + 4u), sh) * dm.x + dm.y);`},
+	Q4_1: {"q4_1", 32, 20, nibbleGet8(16)},
 	// {f16 d; u8 qh[4]; u8 qs[16]}: nibbles as Q4_0, the fifth bit of element j is bit j
 	// of qh; x = (q - 16) * d.
 	Q5_0: {"q5_0", 32, 22, `
@@ -293,15 +290,7 @@ var quantFormats = map[Format]quantFormat{
 	// {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}: eight sub-blocks of 32 elements with
 	// 6-bit scales and mins (k4_scale_min). Sub-block j's elements are the low (j even)
 	// or high (j odd) nibbles of qs[32 (j / 2) ..]; x = d sc_j q - dmin m_j.
-	Q4_K: {"q4_K", 256, 144, `
-  let dm = unpack2x16float(NAME_bytes4(b));
-  let j = s >> 2u;
-  let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u));
-  let d = dm.x * sm.x;
-  let m = dm.y * sm.y;
-  let o = b + 16u + 32u * (s >> 3u) + 8u * (s & 3u);
-  let sh = 4u * (j & 1u);
-  return mat2x4<f32>(d * u4x4(NAME_bytes4(o), sh) - m, d * u4x4(NAME_bytes4(o + 4u), sh) - m);`},
+	Q4_K: {"q4_K", 256, 144, nibbleGet8(32)},
 	// {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: two halves of 128 elements, each four
 	// runs of 32: run r of half h takes the nibbles (low for r < 2) of ql[64 h + 32 (r & 1) ..]
 	// and bits 2r, 2r + 1 of qh[32 h ..] as bits 4, 5; one scale per 16 elements (index
@@ -511,7 +500,13 @@ fn NAME_get8(i: u32) -> mat2x4<f32> {
   let b = p.NAME_off + (i >> `+fmt.Sprint(shift)+`u) * `+fmt.Sprint(q.bytes)+`u;
   let s = (i >> 3u) & `+fmt.Sprint(q.elems/8-1)+`u;`+q.get8+`
 }
-`, "NAME", name) + q.unitAccessors(name)
+`, "NAME", name) + q.unitAccessors(name) + nibbleAccessors(q.format(), name)
+}
+
+// format returns the Format of q.
+func (q quantFormat) format() Format {
+	f, _ := QuantFormat(q.name)
+	return f
 }
 
 // unitBlocks is the fewest blocks of q whose bytes are a whole number of 4-byte words.
@@ -546,7 +541,7 @@ func (f Format) UnitElems() int {
 // NAME_BLOCK_ELEMS and NAME_BLOCK_EIGHTHS.
 func (q quantFormat) unitAccessors(name string) string {
 	shift := bits.TrailingZeros(uint(q.elems))
-	body := strings.ReplaceAll(q.get8, "NAME_bytes4(", "NAME_bytes4u(unit_word, ")
+	body := unitReads(q.get8)
 	return strings.ReplaceAll(fmt.Sprintf(`const NAME_UNIT_ELEMS = %du;
 const NAME_BLOCK_ELEMS = %du;
 const NAME_BLOCK_EIGHTHS = %du;

@@ -36,7 +36,8 @@ type Operand struct {
 	// Written operands may be stored to by the kernel.
 	Written bool
 	// Vec operands are read eight elements at a time with NAME_get8(i) (i and the
-	// operand's first element multiples of 8 for F16, of 4 for F32), through 16-byte loads.
+	// operand's first element multiples of 8 for F16, of 4 for F32), through 16-byte loads;
+	// I32 ones four at a time with NAME_get4i(i).
 	// Quantized operands are Vec (i a multiple of 8) when read; a Written quantized
 	// operand (a format of quantWriters) is written a block at a time with
 	// NAME_set_block(i, x). A Written F16 Vec operand is stored eight elements at a time

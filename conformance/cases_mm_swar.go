@@ -1,0 +1,99 @@
+package conformance
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+
+	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
+
+// mulMatSwarCases cover the integer mat-vec of 4-bit weights (ops/mul_mat_vec_q4.go: one
+// column quantized to 8 bits per block of 32 by a dispatch of its own): Q4_0, Q4_1 and
+// Q4_K at K of 256, 2048, 4096 and 12544, rows not a multiple of the workgroup's, src0
+// broadcast over dims 2 and 3, activations spanning six orders of magnitude across
+// blocks with an all-zero block (its scale 0: results must stay finite), weights and
+// activations at their extremes (nibbles 0 and 15 against +-127), and the fused
+// feed-forward gate (swarGLUCases). Only the product of 2048 x 4096 reaches the kernel's
+// size threshold in the suite; TestConformanceSwar runs them all with the threshold at
+// one weight, where every one takes it.
+func mulMatSwarCases() []*Case {
+	one := [2]int64{1, 1}
+	var cs []*Case
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+		for _, k := range []int64{256, 2048, 4096, 12544} {
+			cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 37, n: 1, k: k, bs: one, nr: one}))
+		}
+		cs = append(cs,
+			mulMatCase(mmSpec{ta: ta, m: 20, n: 1, k: 2048, bs: [2]int64{2, 3}, nr: [2]int64{2, 1}}),
+			swarCase(ta, 33, 2048, "range_zero_block", Uniform(-1, 1), blockRange),
+			swarCase(ta, 33, 2048, "extremes", signs, signs))
+	}
+	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 2048, n: 1, k: 4096, bs: one, nr: one}))
+	return append(cs, swarGLUCases()...)
+}
+
+// swarGLUCases are llama's feed-forward gate, SWIGLU(gate x, up x), on one column with
+// 4-bit weights: the fusion row mul_mat+mul_mat+glu in the integer mat-vec's gate form.
+// K = 14336 (llama 3 8B's down projection's rows) is beyond what the first form of the
+// kernel kept in 32 KiB of workgroup memory.
+func swarGLUCases() []*Case {
+	var cs []*Case
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+		cs = append(cs, swarGLUCase(ta, 48, 256))
+	}
+	return append(cs, swarGLUCase(tensor.Q4_0, 20, 14336), swarGLUCase(tensor.Q4_K, 20, 14336))
+}
+
+// swarGLUCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and one
+// column x.
+func swarGLUCase(ta tensor.Type, m, k int64) *Case {
+	return &Case{Name: fmt.Sprintf("GRAPH(ffn_swiglu_swar,type=%s,m=%d,n=1,k=%d)", ta, m, k),
+		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			x := b.New("x", f32, k, 1)
+			gate, up := b.New("w_gate", ta, k, m), b.New("w_up", ta, k, m)
+			return l.SwiGLUSplit(ctx, l.MulMat(ctx, gate, x), l.MulMat(ctx, up, x))
+		}}
+}
+
+// swarCase is a one-column MUL_MAT of an m x k matrix of type ta with its own
+// initializers of the weights (before ggml quantizes them) and of the column.
+func swarCase(ta tensor.Type, m, k int64, label string, weights, column InitFunc) *Case {
+	return &Case{Name: fmt.Sprintf("MUL_MAT(type_a=%s,type_b=f32,m=%d,n=1,k=%d,%s)", ta, m, k, label),
+		Op: "MUL_MAT", Types: ta.String() + " x f32", MaxNMSE: MulMatMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			a := b.New("a", ta, k, m)
+			y := b.New("b", f32, k, 1)
+			b.Init(a, weights)
+			b.Init(y, column)
+			return b.L.MulMat(b.Ctx, a, y)
+		}}
+}
+
+// blockRange draws each block of 32 values uniformly from [-s, s] with s from 1e-3 to
+// 1e3 (log-uniform), and leaves the second block zero.
+func blockRange(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for blk := 0; blk*32 < n; blk++ {
+		s := float32(math.Pow(10, 6*r.Float64()-3))
+		for i := blk * 32; i < min(n, blk*32+32); i++ {
+			if blk != 1 {
+				v[i] = s * (2*r.Float32() - 1)
+			}
+		}
+	}
+	return v
+}
+
+// signs draws +1 and -1: quantized by ggml, the weights' nibbles are 0 and 15 (Q4_0, Q4_1;
+// Q4_K's largest and smallest), the activations +-127.
+func signs(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(2*r.Intn(2) - 1)
+	}
+	return v
+}

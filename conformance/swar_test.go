@@ -1,0 +1,67 @@
+package conformance
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSwarPlans plans every integer mat-vec case (mulMatSwarCases) with the kernel's size
+// threshold at one weight, as TestConformanceSwar runs them, and checks that each takes
+// the kernel: the activations' quantization, then the mat-vec, in its gate form (GLU)
+// for the feed-forward cases.
+func TestSwarPlans(t *testing.T) {
+	env := openTestEnv(t)
+	saved := quickLimits
+	t.Cleanup(func() { quickLimits = saved })
+	quickLimits = append(quickLimits[:0:0], saved...)
+	for i := range quickLimits {
+		quickLimits[i].SwarMin = 1
+	}
+	for _, c := range mulMatSwarCases() {
+		keys, err := env.Kernels(c)
+		require.NoError(t, err, c.Name)
+		require.NotEmpty(t, keys, "%s: unsupported", c.Name)
+		var quant, swar, glu, other int
+		for _, k := range keys {
+			switch {
+			case strings.HasPrefix(k, "quantize_act;"):
+				quant++
+			case strings.HasPrefix(k, "mul_mat_vec_q4;"):
+				swar++
+				if strings.Contains(k, ";GLU=1;") {
+					glu++
+				}
+			default:
+				other++
+			}
+		}
+		require.Positive(t, quant, "%s: %v", c.Name, keys)
+		require.Positive(t, swar, "%s: %v", c.Name, keys)
+		require.Zero(t, other, "%s: %v", c.Name, keys)
+		if strings.Contains(c.Name, "swiglu") {
+			require.Equal(t, swar, glu, "%s: the gate form: %v", c.Name, keys)
+		} else {
+			require.Zero(t, glu, "%s: %v", c.Name, keys)
+		}
+	}
+}
+
+// TestConformanceSwar runs the integer mat-vec cases (mulMatSwarCases) in a child process
+// whose library takes the kernel for products of any size (GGML_WGPU_SWAR_MIN=1, read at
+// load time).
+func TestConformanceSwar(t *testing.T) {
+	t.Setenv("GGML_WGPU_SWAR_MIN", "1") // inherited by the child process
+	isolated(t, func(t *testing.T) {
+		cfg := testConfig(t)
+		if _, err := os.Stat(cfg.BackendPath); err != nil {
+			t.Fatalf("%s not found: run scripts/build.sh first", cfg.BackendPath)
+		}
+		env, err := Open(cfg)
+		require.NoError(t, err)
+		defer env.Close()
+		runSuite(t, env, mulMatSwarCases())
+	})
+}

@@ -1,0 +1,171 @@
+package ops
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+	"github.com/stretchr/testify/require"
+)
+
+// swarDot16 computes the dot product of 16 weights q (0..15) and 16 activations x
+// (-127..127) the way mul_mat_vec_q4.wgsl does: pairs (q[2i], q[2i+1]) in the 16-bit
+// lanes of one word, the partners packed as x[2i+1] + x[2i] * 65536, 8 wrapping i32
+// multiply-adds, then the upper half less the lower half's borrow.
+func swarDot16(q [16]int32, x [16]int32) int32 {
+	var acc int32
+	for i := 0; i < 16; i += 2 {
+		w := q[i] + q[i+1]<<16
+		v := x[i+1] + x[i]*65536
+		acc += w * v // wraps, as WGSL's i32 arithmetic
+	}
+	lo := (acc << 16) >> 16
+	return (acc - lo) >> 16
+}
+
+func TestSwarDotExact(t *testing.T) {
+	check := func(name string, q, x [16]int32) {
+		t.Helper()
+		var want int32
+		for i := range q {
+			want += q[i] * x[i]
+		}
+		if got := swarDot16(q, x); got != want {
+			t.Fatalf("%s: q %v x %v: SWAR dot %d, want %d", name, q, x, got, want)
+		}
+	}
+	var q, x [16]int32
+	// extremes: all 15 against +-127 (the largest sums of either sign), alternating
+	// signs, zero weights, and every lane at its bound one at a time
+	for _, xv := range []int32{127, -127, 0, 1, -1} {
+		for i := range q {
+			q[i], x[i] = 15, xv
+		}
+		check("constant", q, x)
+	}
+	for i := range q {
+		q[i], x[i] = 15, 127*(1-2*int32(i%2))
+	}
+	check("alternating", q, x)
+	for i := range q {
+		q[i], x[i] = 15, 127*(1-2*int32((i/2)%2))
+	}
+	check("alternating pairs", q, x)
+	for i := range q {
+		q[i], x[i] = 0, -127
+	}
+	check("zero weights", q, x)
+	for l := 0; l < 16; l++ {
+		for i := range q {
+			q[i], x[i] = 0, 0
+		}
+		q[l], x[l] = 15, -127
+		check("one lane", q, x)
+		x[l^1] = 127
+		check("one lane and its partner", q, x)
+	}
+	r := rand.New(rand.NewSource(1))
+	for n := 0; n < 200000; n++ {
+		for i := range q {
+			q[i] = r.Int31n(16)
+			if n%2 == 0 {
+				x[i] = r.Int31n(255) - 127
+			} else {
+				x[i] = 127 * (2*r.Int31n(2) - 1) // only the extremes
+			}
+		}
+		check("random", q, x)
+	}
+}
+
+// TestSwarShape checks the integer mat-vec's choice of shape: rows per workgroup by the
+// product's rows, a small workgroup for short rows, the overrides, and the workgroup
+// storage bound on the partial sums.
+func TestSwarShape(t *testing.T) {
+	l := &Limits{MaxWorkgroupStorage: 32768, MaxGroupSize: 1024}
+	for _, c := range []struct {
+		m, tasks uint32
+		rows, wg int
+	}{{2048, 8, 1, 32}, {4096, 64, 2, swarWG}, {14336, 224, 2, swarWG}, {128256, 32, 4, 32}} {
+		rows, wg := swarShape(c.m, c.tasks, 1, l)
+		require.Equal(t, [2]int{c.rows, c.wg}, [2]int{rows, wg}, "%d rows of %d tasks", c.m, c.tasks)
+	}
+	l.SwarRows, l.SwarWG = 8, 100 // a workgroup size that is no power of two is ignored
+	rows, wg := swarShape(1024, 1024, 2, l)
+	require.Equal(t, [2]int{8, swarWG}, [2]int{rows, wg})
+	l.SwarRows, l.SwarWG, l.MaxWorkgroupStorage = 64, 1024, 16384
+	rows, wg = swarShape(1024, 1024, 2, l)
+	require.LessOrEqual(t, 4*2*rows*wg, 16384, "partial sums beyond the workgroup storage: %d x %d", rows, wg)
+}
+
+// TestSwarLowering checks which products take the integer mat-vec (two dispatches: the
+// activations' quantization into scratch memory, then the mat-vec reading it) and which
+// keep the vectorised kernel: the size threshold and its override, the switch, several
+// columns, other formats; and the fused gate form, whose kernels it compiles.
+func TestSwarLowering(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
+	mm := func(q tensor.Type, m, k, n int64) *tensor.Tensor {
+		return node(tensor.OpMulMat, f32(m, n), nil, contiguous(q, k, m), f32(k, n))
+	}
+	kernels := func(n *tensor.Tensor, l *Limits) []string {
+		ds, err := Lower(n, l)
+		require.NoError(t, err)
+		var ks []string
+		for _, d := range ds {
+			ks = append(ks, d.Spec.Kernel)
+		}
+		return ks
+	}
+	swar := []string{"quantize_act", "mul_mat_vec_q4"}
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+		require.Equal(t, swar, kernels(mm(q, 2048, 4096, 1), l), "%s at the threshold", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 2047, 4096, 1), l), "%s below the threshold", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 2048, 4096, 2), l), "%s, two columns", q)
+	}
+	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q5_0, 2048, 4096, 1), l))
+	small := *l
+	small.SwarMin = 1
+	require.Equal(t, swar, kernels(mm(tensor.Q4_K, 3, 256, 1), &small), "the threshold's override")
+	off := *l
+	off.SwarOff = true
+	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q4_K, 2048, 4096, 1), &off))
+
+	// the scratch operands: words then scales, each starting a binding of its own
+	ds, err := Lower(mm(tensor.Q4_K, 2048, 4096, 1), l)
+	require.NoError(t, err)
+	xq, xs := ds[0].Tensors[1], ds[0].Tensors[2]
+	require.True(t, IsScratch(xq) && IsScratch(xs))
+	require.Equal(t, uint64(0), xq.Loc.Addr)
+	require.Equal(t, uint64(4096/8*16), xq.Extent())
+	require.Equal(t, scratchEnd(xq), xs.Loc.Addr)
+	require.Equal(t, []*tensor.Tensor{xq, xs}, ds[1].Tensors[1:3])
+
+	cache := newCompiler(t)
+	gluRow := fusion(t, "mul_mat+mul_mat+glu")
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+		x := f32(4096, 1)
+		gate := node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 4096, 2048), x)
+		up := node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 4096, 2048), x)
+		glu := node(tensor.OpGLU, f32(2048, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
+		n := []*tensor.Tensor{gate, up, glu}
+		require.True(t, gluRow.Applies(n, l))
+		ds, err := gluRow.Lower(n, l)
+		require.NoError(t, err)
+		require.Len(t, ds, 2)
+		require.Equal(t, "quantize_act", ds[0].Spec.Kernel)
+		require.Equal(t, "mul_mat_vec_q4", ds[1].Spec.Kernel)
+		require.Equal(t, "1", ds[1].Spec.Defines["GLU"])
+		require.Equal(t, []*tensor.Tensor{gate.Src[0], up.Src[0]}, ds[1].Tensors[:2])
+		require.Same(t, glu, ds[1].Tensors[len(ds[1].Tensors)-1])
+		for _, d := range ds {
+			_, err = cache.Pipeline(d.Spec)
+			require.NoError(t, err, "%s %s", q, d.Spec.Kernel)
+		}
+		off := *l
+		off.SwarOff = true
+		ds, err = gluRow.Lower(n, &off)
+		require.NoError(t, err)
+		require.Len(t, ds, 1)
+		require.Equal(t, "mul_mat_vec8", ds[0].Spec.Kernel)
+	}
+}

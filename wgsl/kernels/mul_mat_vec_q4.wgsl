@@ -1,0 +1,153 @@
+// Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go) by one
+// src1 column, with integer dot products two weights at a time in the 16-bit lanes of
+// an i32 (SWAR).
+// dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
+// The column comes quantized to 8 bits per block of 32 by the dispatch before
+// (quantize_act.wgsl): xq, packed in the weights' nibble order (for quant word g, elements
+// e..e+3 in its low nibbles and e+HALF.. in its high ones, xq words 4g..4g+3 are
+// (X(e, e+2), X(e+1, e+3), X(e+HALF, e+HALF+2), X(e+HALF+1, e+HALF+3)) with X(a, c) =
+// xq[c] + xq[a] * 65536), and per block (dx, sx) in xs, sx = dx * sum xq: the sum of the
+// quantized activations, so that the result is exactly the product of the dequantized
+// weights by the quantized activations (its error is sum w (x' - x), small for weights
+// centred on zero, where the unquantized sum would leave the larger sum q d (x' - x)).
+// A workgroup computes ROWS consecutive rows: invocations take tasks (a unit of Q4_0's
+// two blocks, one group otherwise) interleaved along the row, each for all ROWS rows,
+// reading the task's activation words once (from global memory: the caches serve the
+// other workgroups' reads).
+// Weight word w masked by 0x000F000F (after shifts of 0, 8, 4, 12) holds two weights
+// q0 + q1 * 65536; its product with X(a, c) is q0 xq[c] + (q0 xq[a] + q1 xq[c]) 65536 +
+// q1 xq[a] 2^32: in wrapping i32 arithmetic the upper half holds the two-element dot
+// product over a borrow from the lower half. Up to 8 such products accumulate exactly
+// (swar_dot); then the group's integer dot turns into a float once, under the
+// sub-block's affine map (scale, offset): scale * dx * dot + offset * sx.
+// With SRC0B (GLU) a second matrix src0b of the same format, shape and strides (the
+// feed-forward's up projection) is multiplied by the same activations, and the kernel
+// stores silu(src0 . src1) * (src0b . src1).
+const ROWS = {{ROWS}}u;
+const HALF = {{HALF}}u;
+const WPG = HALF / 4u; // quant words per group
+const GROUP = 2u * HALF; // elements per group
+const TASK = {{SRC0_UNIT_BLOCKS}}u * GROUP; // elements per task
+#if SRC0B
+const MATS = 2u;
+#else
+const MATS = 1u;
+#endif
+
+var<workgroup> red: array<f32, {{RED}}>; // MATS * ROWS * WG
+
+// The two-element dot products of up to 8 wrapped SWAR products summed in acc: the upper
+// half of acc less the borrow of the sign-extended lower half.
+fn swar_dot(acc: i32) -> i32 {
+  let lo = (acc << 16u) >> 16u;
+  return (acc - lo) >> 16u;
+}
+
+// A small integer (|v| < 2^22) as f32, through the mantissa of 1.5 * 2^23 (no conversion
+// instruction: see uf in common.wgsl).
+fn if32(v: i32) -> f32 { return bitcast<f32>(v + 0x4b400000) - 12582912.0; }
+
+// The SWAR products of quant word q with its activation words x: the low nibbles' two
+// products in .x, the high nibbles' in .y.
+fn word_dot(q: u32, x: vec4<i32>) -> vec2<i32> {
+  return vec2<i32>(i32(q & 0x000f000fu) * x.x + i32((q >> 8u) & 0x000f000fu) * x.y,
+                   i32((q >> 4u) & 0x000f000fu) * x.z + i32((q >> 12u) & 0x000f000fu) * x.w);
+}
+
+// Matrix m's (0: src0, 1: src0b) unit word, quant word and affine map.
+fn unit_word(m: u32, i: u32) -> u32 {
+#if SRC0B
+  if (m == 1u) { return src0b_unit_word(i); }
+#endif
+  return src0_unit_word(i);
+}
+fn qsw(m: u32, uw: u32, b: u32, g: u32) -> u32 {
+#if SRC0B
+  if (m == 1u) { return src0b_qswu(uw, b, g); }
+#endif
+  return src0_qswu(uw, b, g);
+}
+fn affine(m: u32, uw: u32, b: u32, j: u32) -> vec2<f32> {
+#if SRC0B
+  if (m == 1u) { return src0b_affineu(uw, b, j); }
+#endif
+  return src0_affineu(uw, b, j);
+}
+
+// Adds group gg of block blk (a literal) of the unit starting at element u of the ROWS
+// rows from i0 (matrix base a) of every matrix, times activation group gx of the column
+// whose words start at word xc and whose (dx, sx) at float sc, to the partial sums.
+fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, xc: u32, sc: u32) {
+  var x: array<vec4<i32>, {{WPG}}>;
+  for (var w = 0u; w < WPG; w = w + 1u) { x[w] = xq_get4i(4u * (xc + gx * WPG + w)); }
+#if SPLIT
+  let xl = vec2<f32>(xs_get(sc + 4u * gx), xs_get(sc + 4u * gx + 1u));
+  let xh = vec2<f32>(xs_get(sc + 4u * gx + 2u), xs_get(sc + 4u * gx + 3u));
+#else
+  let x0 = vec2<f32>(xs_get(sc + 2u * gx), xs_get(sc + 2u * gx + 1u));
+#endif
+  let b = blk * src0_BLOCK_BYTES;
+  let j = gg * GROUP / 32u; // the sub-block of the low nibbles
+  for (var m = 0u; m < MATS; m = m + 1u) {
+    for (var r = 0u; r < ROWS; r = r + 1u) {
+      let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
+      var d = vec2<i32>(0);
+      for (var w0 = 0u; w0 < WPG; w0 = w0 + 4u) { // 8 products per accumulator at most
+        var s = vec2<i32>(0);
+        for (var w = w0; w < w0 + 4u; w = w + 1u) {
+          s = s + word_dot(qsw(m, uw, b, gg * WPG + w), x[w]);
+        }
+        d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
+      }
+#if SPLIT
+      let fl = affine(m, uw, b, j);
+      let fh = affine(m, uw, b, j + 1u);
+      (*acc)[m * ROWS + r] = (*acc)[m * ROWS + r] + fl.x * (xl.x * if32(d.x)) + fl.y * xl.y + fh.x * (xh.x * if32(d.y)) + fh.y * xh.y;
+#else
+      let f = affine(m, uw, b, j);
+      (*acc)[m * ROWS + r] = (*acc)[m * ROWS + r] + f.x * (x0.x * if32(d.x + d.y)) + f.y * x0.y;
+#endif
+    }
+  }
+}
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  formats_init(lid);
+  let g = group_id(wid, nwg);
+  let blocks = (p.M + ROWS - 1u) / ROWS;
+  if (g >= blocks * p.Batches) { return; } // the whole workgroup: uniform
+  let i0 = (g % blocks) * ROWS;
+  let bt = g / blocks;
+  let b2 = bt % p.Ne2;
+  let b3 = bt / p.Ne2;
+  let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
+  let xc = bt * (p.K / 8u); // the column's first activation vector
+  let sc = bt * (p.K / 16u); // its first (dx, sx)
+  var acc: array<f32, {{ACC}}>;
+  for (var r = 0u; r < MATS * ROWS; r = r + 1u) { acc[r] = 0.0; }
+  for (var t = lid; t < p.K / TASK; t = t + {{WG}}u) {
+    let c = t * TASK;
+    let u = c - c % src0_UNIT_ELEMS;
+    let gg = (c % src0_BLOCK_ELEMS) / GROUP;
+#for B {{SRC0_UNIT_BLOCKS}}
+    group_rows(&acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, xc, sc);
+#endfor
+  }
+  for (var r = 0u; r < MATS * ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = acc[r]; }
+  workgroupBarrier();
+  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) {
+      for (var r = 0u; r < MATS * ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = red[r * {{WG}}u + lid] + red[r * {{WG}}u + lid + s]; }
+    }
+    workgroupBarrier();
+  }
+  if (lid < ROWS && i0 + lid < p.M) {
+    var y = red[lid * {{WG}}u];
+#if GLU
+    y = silu(y) * red[(ROWS + lid) * {{WG}}u];
+#endif
+    dst_set(offset4(vec4<u32>(i0 + lid, 0u, b2, b3), p.D), y);
+  }
+}

@@ -1,0 +1,82 @@
+package wgsl
+
+import (
+	"fmt"
+	"strings"
+)
+
+// nibbleLayout is the layout of a 4-bit format whose nibbles are plain unsigned integers
+// under an affine map per sub-block of 32 elements (Q4_0, Q4_1, Q4_K): the pieces that
+// its one dequantization routine (nibbleGet8) and the integer mat-vec kernel
+// (mul_mat_vec_q4.wgsl) both read, so that the layout is written once.
+//
+// The block's quants are 4-byte words: word g holds, in its bytes 0..3, four consecutive
+// elements e..e+3 in the low nibbles and elements e+half..e+half+3 in the high nibbles,
+// where e = 2 half (g / (half / 4)) + 4 (g % (half / 4)). A group is the 2 half elements
+// of half / 4 consecutive words (32 for Q4_0 and Q4_1, whose qs[j] holds elements j and
+// j + 16; 64 for Q4_K, whose qs[32 i + l] holds elements 64 i + l and 64 i + 32 + l).
+type nibbleLayout struct {
+	half int
+	// qs is a WGSL expression of b (the block's first byte) and g (a word index): the
+	// byte address of quant word g.
+	qs string
+	// affine is the WGSL body of a function of b and j (a sub-block of 32 elements) that
+	// returns the sub-block's (scale, offset): element x = scale * q + offset. It reads
+	// bytes with NAME_bytes4.
+	affine string
+}
+
+// nibbleLayouts holds the layouts of the nibble formats (ggml-common.h: Q4_0 {f16 d;
+// u8 qs[16]} x = (q - 8) d; Q4_1 {f16 d; f16 m; u8 qs[16]} x = q d + m; Q4_K {f16 d;
+// f16 dmin; u8 scales[12]; u8 qs[128]} x = d sc_j q - dmin m_j, k4_scale_min).
+var nibbleLayouts = map[Format]nibbleLayout{
+	Q4_0: {half: 16, qs: "b + 2u + 4u * g",
+		affine: "let d = unpack2x16float(NAME_bytes4(b)).x; return vec2<f32>(d, -8.0 * d);"},
+	Q4_1: {half: 16, qs: "b + 4u + 4u * g",
+		affine: "return unpack2x16float(NAME_bytes4(b));"},
+	Q4_K: {half: 32, qs: "b + 16u + 4u * g",
+		affine: "let dm = unpack2x16float(NAME_bytes4(b)); " +
+			"let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u)); " +
+			"return vec2<f32>(dm.x * sm.x, -(dm.y * sm.y));"},
+}
+
+// NibbleHalf returns the distance in elements between the low and the high nibble of
+// one quant byte of a nibble format (16 or 32), 0 for the other formats.
+func (f Format) NibbleHalf() int { return nibbleLayouts[f].half }
+
+// nibbleGet8 is the get8 routine of the nibble formats with the given half: group s's
+// eight elements are the low or high nibbles of two consecutive quant words, under the
+// affine map of their sub-block (s / 4).
+func nibbleGet8(half int) string {
+	p := half / 8 // eighth groups per half
+	return fmt.Sprintf(`
+  let ab = NAME_affine(b, s >> 2u);
+  let g = (s / %du) * %du + 2u * (s %% %du);
+  let sh = 4u * ((s / %du) & 1u);
+  return mat2x4<f32>(ab.x * u4x4(NAME_qsw(b, g), sh) + ab.y, ab.x * u4x4(NAME_qsw(b, g + 1u), sh) + ab.y);`,
+		2*p, half/4, p, p)
+}
+
+// nibbleAccessors declares, for a nibble format, NAME_affine(b, j) and NAME_qsw(b, g)
+// (quant word g of the block at byte b), and their unit forms NAME_affineu(w, b, j) and
+// NAME_qswu(w, b, g) reading the unit that starts at word w (b: the block's byte within
+// the unit), with NAME_BLOCK_BYTES; empty for the other formats.
+func nibbleAccessors(f Format, name string) string {
+	n, ok := nibbleLayouts[f]
+	if !ok {
+		return ""
+	}
+	s := fmt.Sprintf("const NAME_BLOCK_BYTES = %du;\n", quantFormats[f].bytes) +
+		"fn NAME_affine(b: u32, j: u32) -> vec2<f32> { " + n.affine + " }\n" +
+		"fn NAME_qsw(b: u32, g: u32) -> u32 { return NAME_bytes4(" + n.qs + "); }\n" +
+		"fn NAME_affineu(unit_word: u32, b: u32, j: u32) -> vec2<f32> { " + unitReads(n.affine) + " }\n" +
+		"fn NAME_qswu(unit_word: u32, b: u32, g: u32) -> u32 { return NAME_bytes4u(unit_word, " + n.qs + "); }\n"
+	return strings.ReplaceAll(s, "NAME", name)
+}
+
+// unitReads turns a routine's reads of the operand's bytes (and of the nibble pieces)
+// into reads of the unit at word unit_word.
+func unitReads(body string) string {
+	return strings.NewReplacer("NAME_bytes4(", "NAME_bytes4u(unit_word, ",
+		"NAME_affine(", "NAME_affineu(unit_word, ", "NAME_qsw(", "NAME_qswu(unit_word, ").Replace(body)
+}
