@@ -21,29 +21,26 @@ import (
 // (Limits.SwarMin overrides it).
 const swarMinDefault = 8 << 20
 
-// swarWG is the integer mat-vec's workgroup size for rows of more than 32 tasks (32 below).
-const swarWG = 64
+// swarRows and swarWG are the integer mat-vec's rows per workgroup and workgroup size,
+// measured on an NVIDIA H100 (perf harness, one column, µs for Q4_0 14336 x 4096, Q4_K
+// 14336 x 4096, Q4_K 4096 x 14336, Q4_0 128256 x 2048, Q4_K 128256 x 2048, the
+// quantization's dispatch included): 4 x 32 24.4, 31.1, 35.7, 76.6, 92.3; 4 x 64 30.4,
+// 33.2, 32.4, 107, 134; 2 x 64 34.2, 39.8, 36.5, 130, 161; 8 x 32 27.8, 32.5, 49.6, 87.0,
+// 89.6; 1 x 64 53.2 .. 233 (the float kernel: 34.3, 44.1, 43.9, 119, 185; ggml-vulkan
+// 18.2, 24.8, 17.6, 84.6, 105).
+const (
+	swarRows = 4
+	swarWG   = 32
+)
 
 // swarQuantWG is the workgroup size of the activations' quantization (one group each).
 const swarQuantWG = 64
 
 // swarShape returns the rows per workgroup and workgroup size of the integer mat-vec of
-// mats matrices (1, or 2 for the gate form) of m rows (over every batch) of tasks tasks,
-// with Limits' overrides (SwarRows; SwarWG: a power of two). As the vectorised mat-vec
-// (matVecShape): one row per workgroup below 4096 rows, two below 16384, four above (the
-// activation words a task reads serve that many rows, while the workgroups stay enough to
-// fill a large GPU); the partial sums of the workgroup must fit its storage.
-func swarShape(m, tasks uint32, mats int, l *Limits) (rows, wg int) {
-	rows, wg = 4, swarWG
-	switch {
-	case m < 4096:
-		rows = 1
-	case m < 16384:
-		rows = 2
-	}
-	if tasks <= 32 {
-		wg = 32
-	}
+// mats matrices (1, or 2 for the gate form), with Limits' overrides (SwarRows; SwarWG: a
+// power of two); the partial sums of the workgroup must fit its storage.
+func swarShape(mats int, l *Limits) (rows, wg int) {
+	rows, wg = swarRows, swarWG
 	if l.SwarRows > 0 && l.SwarRows <= 64 {
 		rows = l.SwarRows
 	}
@@ -114,10 +111,8 @@ func quantizeAct(b *tensor.Tensor, p mulMatParams, half int, l *Limits) (d Dispa
 // column b, with parameters p (its D: dst's strides).
 func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Limits) []Dispatch {
 	half := swarFormat(ws[0])
-	f, _ := format(ws[0].Type)
 	quant, xq, xs := quantizeAct(b, p, half, l)
-	task := uint32(f.UnitElems()) / uint32(f.BlockElems()) * uint32(2*half) // a unit of Q4_0's groups, one group otherwise
-	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), l)
+	rows, wg := swarShape(len(ws), l)
 	operands := []wgslOperand{in("src0", ws[0])}
 	tensors := []*tensor.Tensor{ws[0]}
 	if len(ws) == 2 {
