@@ -83,18 +83,28 @@ func TestSwarDotExact(t *testing.T) {
 // storage bound on the partial sums.
 func TestSwarShape(t *testing.T) {
 	l := &Limits{MaxWorkgroupStorage: 32768, MaxGroupSize: 1024}
-	rows, wg := swarShape(1, l)
-	require.Equal(t, [2]int{swarRows, swarWG}, [2]int{rows, wg})
+	for _, c := range []struct {
+		m, tasks uint32
+		rows, wg int
+	}{
+		{128256, 32, swarRows, swarWG}, // many rows: 4 x 32
+		{14336, 64, swarRows, swarWG},
+		{4096, 224, 2, 64}, // few long rows: fewer rows, more invocations
+		{2048, 128, 1, 64},
+		{2048, 8, 1, swarWG},
+	} {
+		rows, wg := swarShape(c.m, c.tasks, 1, l)
+		require.Equal(t, [2]int{c.rows, c.wg}, [2]int{rows, wg}, "%d rows of %d tasks", c.m, c.tasks)
+	}
 	l.SwarRows, l.SwarWG = 8, 100 // a workgroup size that is no power of two is ignored
-	rows, wg = swarShape(2, l)
+	rows, wg := swarShape(14336, 64, 2, l)
 	require.Equal(t, [2]int{8, swarWG}, [2]int{rows, wg})
 	l.SwarRows, l.SwarWG, l.MaxWorkgroupStorage = 64, 1024, 16384
-	rows, wg = swarShape(2, l)
+	rows, wg = swarShape(14336, 64, 2, l)
 	require.LessOrEqual(t, 4*2*rows*wg, 16384, "partial sums beyond the workgroup storage: %d x %d", rows, wg)
 }
 
-// TestSwarLowering checks which products take the integer mat-vec (two dispatches: the
-// activations' quantization into scratch memory, then the mat-vec reading it) and which
+// TestSwarLowering checks which products take the integer mat-vec (one dispatch) and which
 // keep the vectorised kernel: the size threshold and its override, the switch, several
 // columns, other formats; and the fused gate form, whose kernels it compiles.
 func TestSwarLowering(t *testing.T) {
@@ -111,10 +121,10 @@ func TestSwarLowering(t *testing.T) {
 		}
 		return ks
 	}
-	swar := []string{"quantize_act", "mul_mat_vec_q4"}
+	swar := []string{"mul_mat_vec_q4"}
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
-		require.Equal(t, swar, kernels(mm(q, 2048, 4096, 1), l), "%s at the threshold", q)
-		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 2047, 4096, 1), l), "%s below the threshold", q)
+		require.Equal(t, swar, kernels(mm(q, 256, 4096, 1), l), "%s at the threshold", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 255, 4096, 1), l), "%s below the threshold", q)
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 2048, 4096, 2), l), "%s, two columns", q)
 	}
 	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q5_0, 2048, 4096, 1), l))
@@ -125,15 +135,13 @@ func TestSwarLowering(t *testing.T) {
 	off.SwarOff = true
 	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q4_K, 2048, 4096, 1), &off))
 
-	// the scratch operands: words then scales, each starting a binding of its own
+	// the weights, the column, dst: no scratch memory
 	ds, err := Lower(mm(tensor.Q4_K, 2048, 4096, 1), l)
 	require.NoError(t, err)
-	xq, xs := ds[0].Tensors[1], ds[0].Tensors[2]
-	require.True(t, IsScratch(xq) && IsScratch(xs))
-	require.Equal(t, uint64(0), xq.Loc.Addr)
-	require.Equal(t, uint64(4096/8*16), xq.Extent())
-	require.Equal(t, scratchEnd(xq), xs.Loc.Addr)
-	require.Equal(t, []*tensor.Tensor{xq, xs}, ds[1].Tensors[1:3])
+	require.Len(t, ds, 1)
+	for _, x := range ds[0].Tensors {
+		require.False(t, IsScratch(x))
+	}
 
 	cache := newCompiler(t)
 	gluRow := fusion(t, "mul_mat+mul_mat+glu")
@@ -146,12 +154,11 @@ func TestSwarLowering(t *testing.T) {
 		require.True(t, gluRow.Applies(n, l))
 		ds, err := gluRow.Lower(n, l)
 		require.NoError(t, err)
-		require.Len(t, ds, 2)
-		require.Equal(t, "quantize_act", ds[0].Spec.Kernel)
-		require.Equal(t, "mul_mat_vec_q4", ds[1].Spec.Kernel)
-		require.Equal(t, "1", ds[1].Spec.Defines["GLU"])
-		require.Equal(t, []*tensor.Tensor{gate.Src[0], up.Src[0]}, ds[1].Tensors[:2])
-		require.Same(t, glu, ds[1].Tensors[len(ds[1].Tensors)-1])
+		require.Len(t, ds, 1)
+		require.Equal(t, "mul_mat_vec_q4", ds[0].Spec.Kernel)
+		require.Equal(t, "1", ds[0].Spec.Defines["GLU"])
+		require.Equal(t, []*tensor.Tensor{gate.Src[0], up.Src[0]}, ds[0].Tensors[:2])
+		require.Same(t, glu, ds[0].Tensors[len(ds[0].Tensors)-1])
 		for _, d := range ds {
 			_, err = cache.Pipeline(d.Spec)
 			require.NoError(t, err, "%s %s", q, d.Spec.Kernel)

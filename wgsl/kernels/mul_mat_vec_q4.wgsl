@@ -2,18 +2,19 @@
 // src1 column, with integer dot products two weights at a time in the 16-bit lanes of
 // an i32 (SWAR).
 // dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
-// The column comes quantized to 8 bits per block of 32 by the dispatch before
-// (quantize_act.wgsl): xq, packed in the weights' nibble order (for quant word g, elements
-// e..e+3 in its low nibbles and e+HALF.. in its high ones, xq words 4g..4g+3 are
-// (X(e, e+2), X(e+1, e+3), X(e+HALF, e+HALF+2), X(e+HALF+1, e+HALF+3)) with X(a, c) =
-// xq[c] + xq[a] * 65536), and per block (dx, sx) in xs, sx = dx * sum xq: the sum of the
-// quantized activations, so that the result is exactly the product of the dequantized
-// weights by the quantized activations (its error is sum w (x' - x), small for weights
-// centred on zero, where the unquantized sum would leave the larger sum q d (x' - x)).
+// Each invocation quantizes the activations of the groups it takes, in registers, to 8
+// bits per block of 32 (dx = max|x| / 127, xq = x / dx rounded to nearest), packed in the
+// weights' nibble order: for quant word g (elements e..e+3 in its low nibbles and e+HALF..
+// in its high ones) the words (X(e, e+2), X(e+1, e+3), X(e+HALF, e+HALF+2), X(e+HALF+1,
+// e+HALF+3)) with X(a, c) = xq[c] + xq[a] * 65536; per block it keeps (dx, sx), sx = dx *
+// sum xq: the sum of the quantized activations, so that the result is exactly the product
+// of the dequantized weights by the quantized activations (its error is sum w (x' - x),
+// small for weights centred on zero, where the unquantized sum would leave the larger sum
+// q d (x' - x)). The quantization is shared by the ROWS rows (of every matrix) the
+// invocation computes; a separate pass writing the quantized column to memory cost more
+// (its dispatch, ~10 µs on an H100) than computing it again in every workgroup.
 // A workgroup computes ROWS consecutive rows: invocations take tasks (a unit of Q4_0's
-// two blocks, one group otherwise) interleaved along the row, each for all ROWS rows,
-// reading the task's activation words once (from global memory: the caches serve the
-// other workgroups' reads).
+// two blocks, one group otherwise) interleaved along the row, each for all ROWS rows.
 // Weight word w masked by 0x000F000F (after shifts of 0, 8, 4, 12) holds two weights
 // q0 + q1 * 65536; its product with X(a, c) is q0 xq[c] + (q0 xq[a] + q1 xq[c]) 65536 +
 // q1 xq[a] 2^32: in wrapping i32 arithmetic the upper half holds the two-element dot
@@ -74,17 +75,61 @@ fn affine(m: u32, uw: u32, b: u32, j: u32) -> vec2<f32> {
   return src0_affineu(uw, b, j);
 }
 
+// The quantized activations of group gx of the column at src1 element v: the words of
+// its WPG quant words in x, and (dx, sx) of its low and high half's block(s).
+fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, v: u32, gx: u32) -> vec4<f32> {
+  let c = v + gx * GROUP;
+  var lo: array<vec4<f32>, {{WPG}}>;
+  var hi: array<vec4<f32>, {{WPG}}>;
+  var ml = vec4<f32>(0.0);
+  var mh = vec4<f32>(0.0);
+  for (var w = 0u; w < WPG; w = w + 2u) {
+    let a = src1_get8(c + 4u * w);
+    let b = src1_get8(c + HALF + 4u * w);
+    lo[w] = a[0];
+    lo[w + 1u] = a[1];
+    hi[w] = b[0];
+    hi[w + 1u] = b[1];
+    ml = max(ml, max(abs(a[0]), abs(a[1])));
+    mh = max(mh, max(abs(b[0]), abs(b[1])));
+  }
+  var al = max(max(ml.x, ml.y), max(ml.z, ml.w));
+  var ah = max(max(mh.x, mh.y), max(mh.z, mh.w));
+#if SPLIT
+  // two blocks of 32: the low and the high nibbles' elements
+#else
+  al = max(al, ah); // one block of 32
+  ah = al;
+#endif
+  let il = select(0.0, 127.0 / al, al > 0.0);
+  let ih = select(0.0, 127.0 / ah, ah > 0.0);
+  // x * id + 1.5 * 2^23 holds round(x * id) in its mantissa (|x * id| <= 127): the bits
+  // less those of 1.5 * 2^23 are the integer, with no conversion instruction.
+  var sl = vec4<i32>(0);
+  var sh = vec4<i32>(0);
+  for (var w = 0u; w < WPG; w = w + 1u) {
+    let l = bitcast<vec4<i32>>(lo[w] * il + 12582912.0) - vec4<i32>(0x4b400000);
+    let h = bitcast<vec4<i32>>(hi[w] * ih + 12582912.0) - vec4<i32>(0x4b400000);
+    sl = sl + l;
+    sh = sh + h;
+    (*x)[w] = vec4<i32>(l.z + (l.x << 16u), l.w + (l.y << 16u), h.z + (h.x << 16u), h.w + (h.y << 16u));
+  }
+  let dl = al / 127.0;
+  let dh = ah / 127.0;
+  return vec4<f32>(dl, dl * if32(sl.x + sl.y + sl.z + sl.w), dh, dh * if32(sh.x + sh.y + sh.z + sh.w));
+}
+
 // Adds group gg of block blk (a literal) of the unit starting at element u of the ROWS
 // rows from i0 (matrix base a) of every matrix, times activation group gx of the column
-// whose words start at word xc and whose (dx, sx) at float sc, to the partial sums.
-fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, xc: u32, sc: u32) {
+// at src1 element v, to the partial sums.
+fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, v: u32) {
   var x: array<vec4<i32>, {{WPG}}>;
-  for (var w = 0u; w < WPG; w = w + 1u) { x[w] = xq_get4i(4u * (xc + gx * WPG + w)); }
+  let xd = quant_group(&x, v, gx);
 #if SPLIT
-  let xl = vec2<f32>(xs_get(sc + 4u * gx), xs_get(sc + 4u * gx + 1u));
-  let xh = vec2<f32>(xs_get(sc + 4u * gx + 2u), xs_get(sc + 4u * gx + 3u));
+  let xl = xd.xy;
+  let xh = xd.zw;
 #else
-  let x0 = vec2<f32>(xs_get(sc + 2u * gx), xs_get(sc + 2u * gx + 1u));
+  let x0 = vec2<f32>(xd.x, xd.y + xd.w);
 #endif
   let b = blk * src0_BLOCK_BYTES;
   let j = gg * GROUP / 32u; // the sub-block of the low nibbles
@@ -123,8 +168,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let b2 = bt % p.Ne2;
   let b3 = bt / p.Ne2;
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
-  let xc = bt * (p.K / 8u); // the column's first activation vector
-  let sc = bt * (p.K / 16u); // its first (dx, sx)
+  let v = b2 * p.B.z + b3 * p.B.w;
   var acc: array<f32, {{ACC}}>;
   for (var r = 0u; r < MATS * ROWS; r = r + 1u) { acc[r] = 0.0; }
   for (var t = lid; t < p.K / TASK; t = t + {{WG}}u) {
@@ -132,7 +176,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let u = c - c % src0_UNIT_ELEMS;
     let gg = (c % src0_BLOCK_ELEMS) / GROUP;
 #for B {{SRC0_UNIT_BLOCKS}}
-    group_rows(&acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, xc, sc);
+    group_rows(&acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, v);
 #endfor
   }
   for (var r = 0u; r < MATS * ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = acc[r]; }
