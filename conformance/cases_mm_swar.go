@@ -10,14 +10,14 @@ import (
 )
 
 // mulMatSwarCases cover the integer mat-vec of 4-bit weights (ops/mul_mat_vec_q4.go: one
-// column quantized to 8 bits per block of 32 by a dispatch of its own): Q4_0, Q4_1 and
+// column quantized to 8 bits per block of 32 as the kernel reads it): Q4_0, Q4_1 and
 // Q4_K at K of 256, 2048, 4096 and 12544, rows not a multiple of the workgroup's, src0
 // broadcast over dims 2 and 3, activations spanning six orders of magnitude across
 // blocks with an all-zero block (its scale 0: results must stay finite), weights and
 // activations at their extremes (nibbles 0 and 15 against +-127), and the fused
-// feed-forward gate (swarGLUCases). Only the product of 2048 x 4096 reaches the kernel's
-// size threshold in the suite; TestConformanceSwar runs them all with the threshold at
-// one weight, where every one takes it.
+// feed-forward gate (swarGLUCases). Only the product of 8192 x 256 reaches the kernel's
+// row threshold in the suite; TestConformanceSwar runs them all with the threshold at
+// one row, where every one takes it.
 func mulMatSwarCases() []*Case {
 	one := [2]int64{1, 1}
 	var cs []*Case
@@ -30,7 +30,7 @@ func mulMatSwarCases() []*Case {
 			swarCase(ta, 33, 2048, "range_zero_block", Uniform(-1, 1), blockRange),
 			swarCase(ta, 33, 2048, "extremes", signs, signs))
 	}
-	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 2048, n: 1, k: 4096, bs: one, nr: one}))
+	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 8192, n: 1, k: 256, bs: one, nr: one}))
 	return append(cs, swarGLUCases()...)
 }
 

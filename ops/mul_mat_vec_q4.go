@@ -15,38 +15,31 @@ import (
 // up projections of the same weight format and the SWIGLU, lowerMatVecGLU) takes its
 // two-matrix form.
 
-// swarMinDefault is the fewest weights (M x K) of a product that takes the integer mat-vec
-// (Limits.SwarMin overrides it).
-const swarMinDefault = 1 << 20
+// swarMinDefault is the fewest rows (M over every batch) of a product that takes the
+// integer mat-vec (Limits.SwarMin overrides it). Each workgroup quantizes the activations
+// it reads, so the kernel pays off where many rows share them: on an H100 (1B and 8B
+// llama models, Q4_K) it slowed decoding with products of 2048 and 4096 rows (the output
+// and down projections: 19.3 -> 31.9 µs at 2048 x 8192) and sped up those of 8192 rows
+// and more (the fused feed-forward gate, the output head: 185 -> 135 µs at 128256 x 2048).
+const swarMinDefault = 8192
 
-// swarRows and swarWG are the integer mat-vec's most rows per workgroup and its
-// workgroup size. With the column quantized by a dispatch of its own, an NVIDIA H100 (perf
-// harness, one column, µs for Q4_0 14336 x 4096, Q4_K 14336 x 4096, Q4_K 4096 x 14336,
-// Q4_0 128256 x 2048, Q4_K 128256 x 2048) measured 4 x 32 24.4, 31.1, 35.7, 76.6, 92.3;
-// 4 x 64 30.4, 33.2, 32.4, 107, 134; 2 x 64 34.2, 39.8, 36.5, 130, 161; 8 x 32 27.8,
-// 32.5, 49.6, 87.0, 89.6; 1 x 64 53.2 .. 233 (the float kernel: 34.3, 44.1, 43.9, 119,
-// 185; ggml-vulkan 18.2, 24.8, 17.6, 84.6, 105).
+// swarRows and swarWG are the integer mat-vec's rows per workgroup and workgroup size
+// (from swarMinDefault rows on). Measured on an NVIDIA H100 (perf harness, one column, µs
+// for Q4_0 14336 x 4096, Q4_0 4096 x 14336, Q4_K 14336 x 4096, Q4_K 4096 x 14336, Q4_0
+// 128256 x 2048, Q4_K 128256 x 2048): 8 x 32 30.9, 49.6, 30.9, 52.1, 93.8, 103; 4 x 32
+// 31.4, 35.8, 39.7, 42.3, 106, 135; 2 x 64 51.2, 46.6, 54.9, 59.0, 232, 255; 1 x 64
+// 84.9 .. 428 (the float kernel, another run of the same card: 34.3, 36.1, 44.1, 43.9,
+// 119, 185; ggml-vulkan 18.2, 30.0, 24.8, 17.6, 84.6, 105).
 const (
-	swarRows = 4
+	swarRows = 8
 	swarWG   = 32
 )
 
 // swarShape returns the rows per workgroup and workgroup size of the integer mat-vec of
-// mats matrices (1, or 2 for the gate form) of m rows (over every batch) of tasks tasks,
-// with Limits' overrides (SwarRows; SwarWG: a power of two): fewer rows and more
-// invocations where the rows are few and long, so that the GPU still gets thousands of
-// invocations; the partial sums of the workgroup must fit its storage.
-func swarShape(m, tasks uint32, mats int, l *Limits) (rows, wg int) {
+// mats matrices (1, or 2 for the gate form), with Limits' overrides (SwarRows; SwarWG: a
+// power of two); the partial sums of the workgroup must fit its storage.
+func swarShape(mats int, l *Limits) (rows, wg int) {
 	rows, wg = swarRows, swarWG
-	switch {
-	case m < 4096:
-		rows = 1
-	case m < 8192:
-		rows = 2
-	}
-	for wg < 128 && uint32(wg)*4 <= tasks && uint64(m)/uint64(rows)*uint64(wg) < 1<<18 {
-		wg *= 2
-	}
 	if l.SwarRows > 0 && l.SwarRows <= 64 {
 		rows = l.SwarRows
 	}
@@ -87,13 +80,13 @@ func swarFormat(a *tensor.Tensor) int {
 
 // swarApplies reports whether the product p of weights a by src1 b takes the integer
 // mat-vec: weights it reads (swarFormat), one column in 16-byte aligned vectors, at least
-// Limits.SwarMin weights (swarMinDefault), and not Limits.SwarOff.
+// Limits.SwarMin rows (swarMinDefault), and not Limits.SwarOff.
 func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	least := uint64(swarMinDefault)
 	if l.SwarMin > 0 {
 		least = uint64(l.SwarMin)
 	}
-	return !l.SwarOff && p.N == 1 && swarFormat(a) > 0 && vectorRows(b) && uint64(p.M)*uint64(p.K) >= least
+	return !l.SwarOff && p.N == 1 && swarFormat(a) > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches) >= least
 }
 
 // matVecQ4 returns the dispatches of the integer mat-vec of weights ws (one matrix, or
@@ -101,9 +94,7 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 // column b, with parameters p (its D: dst's strides).
 func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Limits) []Dispatch {
 	half := swarFormat(ws[0])
-	f, _ := format(ws[0].Type)
-	task := uint32(f.UnitElems()) / uint32(f.BlockElems()) * uint32(2*half) // a unit of Q4_0's groups, one group otherwise
-	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), l)
+	rows, wg := swarShape(len(ws), l)
 	operands := []wgslOperand{in("src0", ws[0])}
 	tensors := []*tensor.Tensor{ws[0]}
 	if len(ws) == 2 {
@@ -140,7 +131,7 @@ func matVecQ4Examples() []*tensor.Tensor {
 	var ex []*tensor.Tensor
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
 		ex = append(ex,
-			node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 4096, 2048), f32(4096, 1)),
+			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),
 			node(tensor.OpMulMat, f32(32768, 1), nil, contiguous(q, 256, 32768), f32(256, 1)))
 	}
 	return ex
