@@ -223,6 +223,12 @@ func PerfCases() []*PerfCase {
 			cs = append(cs, perfMulMat(ta, k, 128256, 1))
 		}
 	}
+	// The other decode products of 1B and 8B models (Q, O, down) in the 4-bit formats.
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K} {
+		for _, km := range [][2]int64{{2048, 2048}, {8192, 2048}, {4096, 4096}} {
+			cs = append(cs, perfMulMat(ta, km[0], km[1], 1))
+		}
+	}
 	cs = append(cs,
 		perfRMSNorm(4096, 1),
 		perfRMSNorm(4096, 512),

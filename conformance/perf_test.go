@@ -77,10 +77,11 @@ func TestPerfCases(t *testing.T) {
 		names[c.Name] = true
 	}
 	// 8 F16 shapes at n = 1 and 512; 2 shapes x n = 2, 4, 8 in F16; 2 shapes x 5 n in 6
-	// formats; 2 output heads at n = 1 in 7; a prompt product over normal weights, twice.
-	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+60+14+2)
+	// formats; 2 output heads at n = 1 in 7; 3 more decode shapes in 2; a prompt product
+	// over normal weights, twice.
+	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+60+14+6+2)
 	require.Len(t, FilterPerf(cs, "n=512,k=4096"), 2+6)
-	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 12)
-	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 24, "alternatives")
+	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 15)
+	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 30, "alternatives")
 	require.Len(t, FilterPerf(cs, "m=128256,"), 14)
 }
