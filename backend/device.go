@@ -35,7 +35,7 @@ const (
 	EnvMatVecUnits = "GGML_WGPU_MATVEC_UNITS"
 	// EnvSwar=0 turns off the integer mat-vec of 4-bit weights (ops.Limits.SwarOff),
 	// EnvSwarRows and EnvSwarWG override its rows per workgroup and workgroup size, and
-	// EnvSwarMin the fewest rows of a product that takes it (temporary: for
+	// EnvSwarMin the fewest weights of a product that takes it (temporary: for
 	// comparisons and tuning).
 	EnvSwar     = "GGML_WGPU_SWAR"
 	EnvSwarRows = "GGML_WGPU_SWAR_ROWS"

@@ -15,9 +15,9 @@ import (
 // broadcast over dims 2 and 3, activations spanning six orders of magnitude across
 // blocks with an all-zero block (its scale 0: results must stay finite), weights and
 // activations at their extremes (nibbles 0 and 15 against +-127), and the fused
-// feed-forward gate (swarGLUCases). Only the product of 8192 x 256 reaches the kernel's
-// row threshold in the suite; TestConformanceSwar runs them all with the threshold at
-// one row, where every one takes it.
+// feed-forward gate (swarGLUCases). Only the product of 4096 x 4096 reaches the kernel's
+// size threshold in the suite; TestConformanceSwar runs them all with the threshold at
+// one weight, where every one takes it.
 func mulMatSwarCases() []*Case {
 	one := [2]int64{1, 1}
 	var cs []*Case
@@ -30,7 +30,7 @@ func mulMatSwarCases() []*Case {
 			swarCase(ta, 33, 2048, "range_zero_block", Uniform(-1, 1), blockRange),
 			swarCase(ta, 33, 2048, "extremes", signs, signs))
 	}
-	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 8192, n: 1, k: 256, bs: one, nr: one}))
+	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 4096, n: 1, k: 4096, bs: one, nr: one}))
 	return append(cs, swarGLUCases()...)
 }
 

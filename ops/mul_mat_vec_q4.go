@@ -15,31 +15,40 @@ import (
 // up projections of the same weight format and the SWIGLU, lowerMatVecGLU) takes its
 // two-matrix form.
 
-// swarMinDefault is the fewest rows (M over every batch) of a product that takes the
-// integer mat-vec (Limits.SwarMin overrides it). Each workgroup quantizes the activations
-// it reads, so the kernel pays off where many rows share them: on an H100 (1B and 8B
-// llama models, Q4_K) it slowed decoding with products of 2048 and 4096 rows (the output
-// and down projections: 19.3 -> 31.9 µs at 2048 x 8192) and sped up those of 8192 rows
-// and more (the fused feed-forward gate, the output head: 185 -> 135 µs at 128256 x 2048).
-const swarMinDefault = 8192
+// swarMinDefault is the fewest weights (M x K over every batch) of a product that takes
+// the integer mat-vec (Limits.SwarMin overrides it). Each workgroup quantizes the
+// activations it reads, so the kernel pays off where enough work shares them: on an H100
+// (perf harness, one column, µs, float kernel -> integer kernel) Q4_K 2048 x 2048 8.0 ->
+// 9.5, 4096 x 4096 16.2 -> 13.1, Q4_0 4096 x 4096 13.1 -> 13.1, Q4_K 2048 x 8192 17.0 ->
+// 12.8, 4096 x 14336 42 -> 27.3, 14336 x 4096 43 -> 27.5, 128256 x 2048 184 -> 99.
+const swarMinDefault = 1 << 24
 
-// swarRows and swarWG are the integer mat-vec's rows per workgroup and workgroup size
-// (from swarMinDefault rows on). Measured on an NVIDIA H100 (perf harness, one column, µs
-// for Q4_0 14336 x 4096, Q4_0 4096 x 14336, Q4_K 14336 x 4096, Q4_K 4096 x 14336, Q4_0
-// 128256 x 2048, Q4_K 128256 x 2048): 8 x 32 30.9, 49.6, 30.9, 52.1, 93.8, 103; 4 x 32
-// 31.4, 35.8, 39.7, 42.3, 106, 135; 2 x 64 51.2, 46.6, 54.9, 59.0, 232, 255; 1 x 64
-// 84.9 .. 428 (the float kernel, another run of the same card: 34.3, 36.1, 44.1, 43.9,
-// 119, 185; ggml-vulkan 18.2, 30.0, 24.8, 17.6, 84.6, 105).
+// swarRows is the integer mat-vec's rows per workgroup, swarWG its workgroup size for
+// products of many rows (fewer rows take more invocations, up to swarMaxWG, splitting
+// their rows' tasks). Measured on an NVIDIA H100 (perf harness, one column, µs for Q4_K
+// 14336 x 4096, 4096 x 14336, 128256 x 2048, 2048 x 8192, 4096 x 4096): 8 x 32 27.5,
+// 47.9, 99.3, 27.2, 16.6; 8 x 64 30.6, 32.6, 144, 16.9, 13.1; 8 x 128 35.1, 27.3, 198,
+// 12.8, 13.9; 4 x 64 36.3, 34.5, 189, 15.3, 13.9; 16 x 32 29.4, 75.8, 95.4, 33.8, 21.5
+// (the float kernel 43.0, 41.8, 184, 17.0-21.8, 16.1; ggml-vulkan 24.4, 19.2, 107, 16.3,
+// 17.5).
 const (
-	swarRows = 8
-	swarWG   = 32
+	swarRows     = 8
+	swarWG       = 32
+	swarMaxWG    = 128
+	swarManyRows = 8192 // rows from which swarWG is the workgroup size
 )
 
 // swarShape returns the rows per workgroup and workgroup size of the integer mat-vec of
-// mats matrices (1, or 2 for the gate form), with Limits' overrides (SwarRows; SwarWG: a
-// power of two); the partial sums of the workgroup must fit its storage.
-func swarShape(mats int, l *Limits) (rows, wg int) {
+// mats matrices (1, or 2 for the gate form) of m rows (over every batch) of tasks tasks,
+// with Limits' overrides (SwarRows; SwarWG: a power of two); the partial sums of the
+// workgroup must fit its storage.
+func swarShape(m, tasks uint32, mats int, l *Limits) (rows, wg int) {
 	rows, wg = swarRows, swarWG
+	if m < swarManyRows {
+		for wg < swarMaxWG && uint32(2*wg) <= tasks {
+			wg *= 2
+		}
+	}
 	if l.SwarRows > 0 && l.SwarRows <= 64 {
 		rows = l.SwarRows
 	}
@@ -80,13 +89,13 @@ func swarFormat(a *tensor.Tensor) int {
 
 // swarApplies reports whether the product p of weights a by src1 b takes the integer
 // mat-vec: weights it reads (swarFormat), one column in 16-byte aligned vectors, at least
-// Limits.SwarMin rows (swarMinDefault), and not Limits.SwarOff.
+// Limits.SwarMin weights (swarMinDefault), and not Limits.SwarOff.
 func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	least := uint64(swarMinDefault)
 	if l.SwarMin > 0 {
 		least = uint64(l.SwarMin)
 	}
-	return !l.SwarOff && p.N == 1 && swarFormat(a) > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches) >= least
+	return !l.SwarOff && p.N == 1 && swarFormat(a) > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
 }
 
 // matVecQ4 returns the dispatches of the integer mat-vec of weights ws (one matrix, or
@@ -94,7 +103,9 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 // column b, with parameters p (its D: dst's strides).
 func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Limits) []Dispatch {
 	half := swarFormat(ws[0])
-	rows, wg := swarShape(len(ws), l)
+	f, _ := format(ws[0].Type)
+	task := uint32(f.UnitElems()) / uint32(f.BlockElems()) * uint32(2*half) // a unit of Q4_0's groups, one group otherwise
+	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), l)
 	operands := []wgslOperand{in("src0", ws[0])}
 	tensors := []*tensor.Tensor{ws[0]}
 	if len(ws) == 2 {
@@ -132,7 +143,7 @@ func matVecQ4Examples() []*tensor.Tensor {
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),
-			node(tensor.OpMulMat, f32(32768, 1), nil, contiguous(q, 256, 32768), f32(256, 1)))
+			node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(q, 256, 65536), f32(256, 1)))
 	}
 	return ex
 }

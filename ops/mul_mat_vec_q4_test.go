@@ -83,13 +83,25 @@ func TestSwarDotExact(t *testing.T) {
 // storage bound on the partial sums.
 func TestSwarShape(t *testing.T) {
 	l := &Limits{MaxWorkgroupStorage: 32768, MaxGroupSize: 1024}
-	rows, wg := swarShape(1, l)
-	require.Equal(t, [2]int{swarRows, swarWG}, [2]int{rows, wg})
+	for _, c := range []struct {
+		m, tasks uint32
+		rows, wg int
+	}{
+		{128256, 32, swarRows, swarWG}, // many rows
+		{14336, 64, swarRows, swarWG},
+		{4096, 224, swarRows, swarMaxWG}, // fewer, longer rows: more invocations
+		{2048, 128, swarRows, 128},
+		{4096, 64, swarRows, 64},
+		{2048, 8, swarRows, swarWG},
+	} {
+		rows, wg := swarShape(c.m, c.tasks, 1, l)
+		require.Equal(t, [2]int{c.rows, c.wg}, [2]int{rows, wg}, "%d rows of %d tasks", c.m, c.tasks)
+	}
 	l.SwarRows, l.SwarWG = 4, 100 // a workgroup size that is no power of two is ignored
-	rows, wg = swarShape(2, l)
+	rows, wg := swarShape(14336, 64, 2, l)
 	require.Equal(t, [2]int{4, swarWG}, [2]int{rows, wg})
 	l.SwarRows, l.SwarWG, l.MaxWorkgroupStorage = 64, 1024, 16384
-	rows, wg = swarShape(2, l)
+	rows, wg = swarShape(14336, 64, 2, l)
 	require.LessOrEqual(t, 4*2*rows*wg, 16384, "partial sums beyond the workgroup storage: %d x %d", rows, wg)
 }
 
@@ -112,20 +124,20 @@ func TestSwarLowering(t *testing.T) {
 	}
 	swar := []string{"mul_mat_vec_q4"}
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
-		require.Equal(t, swar, kernels(mm(q, swarMinDefault, 256, 1), l), "%s at the threshold", q)
-		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, swarMinDefault-1, 4096, 1), l), "%s below the threshold", q)
-		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, swarMinDefault, 4096, 2), l), "%s, two columns", q)
+		require.Equal(t, swar, kernels(mm(q, 4096, 4096, 1), l), "%s at the threshold", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 4095, 4096, 1), l), "%s below the threshold", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 4096, 4096, 2), l), "%s, two columns", q)
 	}
-	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q5_0, swarMinDefault, 4096, 1), l))
+	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q5_0, 4096, 4096, 1), l))
 	small := *l
 	small.SwarMin = 1
 	require.Equal(t, swar, kernels(mm(tensor.Q4_K, 3, 256, 1), &small), "the threshold's override")
 	off := *l
 	off.SwarOff = true
-	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q4_K, swarMinDefault, 4096, 1), &off))
+	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q4_K, 4096, 4096, 1), &off))
 
 	// the weights, the column, dst: no scratch memory
-	ds, err := Lower(mm(tensor.Q4_K, swarMinDefault, 256, 1), l)
+	ds, err := Lower(mm(tensor.Q4_K, 4096, 4096, 1), l)
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
 	for _, x := range ds[0].Tensors {
@@ -135,10 +147,10 @@ func TestSwarLowering(t *testing.T) {
 	cache := newCompiler(t)
 	gluRow := fusion(t, "mul_mat+mul_mat+glu")
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
-		x := f32(256, 1)
-		gate := node(tensor.OpMulMat, f32(swarMinDefault, 1), nil, contiguous(q, 256, swarMinDefault), x)
-		up := node(tensor.OpMulMat, f32(swarMinDefault, 1), nil, contiguous(q, 256, swarMinDefault), x)
-		glu := node(tensor.OpGLU, f32(swarMinDefault, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
+		x := f32(4096, 1)
+		gate := node(tensor.OpMulMat, f32(4096, 1), nil, contiguous(q, 4096, 4096), x)
+		up := node(tensor.OpMulMat, f32(4096, 1), nil, contiguous(q, 4096, 4096), x)
+		glu := node(tensor.OpGLU, f32(4096, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
 		n := []*tensor.Tensor{gate, up, glu}
 		require.True(t, gluRow.Applies(n, l))
 		ds, err := gluRow.Lower(n, l)

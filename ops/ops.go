@@ -51,7 +51,7 @@ type Limits struct {
 	MaxStorageBuffers int
 	// SwarOff turns off the integer mat-vec of 4-bit weights (mul_mat_vec_q4.go), and
 	// SwarRows and SwarWG override its rows per workgroup and workgroup size (0: the
-	// defaults), and SwarMin the fewest rows a product needs to take it (0:
+	// defaults), and SwarMin the fewest weights (M x K) a product needs to take it (0:
 	// swarMinDefault), for comparisons and tuning (temporary).
 	SwarOff          bool
 	SwarRows, SwarWG int
