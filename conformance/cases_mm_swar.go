@@ -31,6 +31,7 @@ func mulMatSwarCases() []*Case {
 			swarCase(ta, 33, 2048, "extremes", signs, signs))
 	}
 	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 8192, n: 1, k: 256, bs: one, nr: one}))
+	cs = append(cs, mulMatSwarQ6Cases()...)
 	return append(cs, swarGLUCases()...)
 }
 
@@ -43,7 +44,7 @@ func swarGLUCases() []*Case {
 	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
 		cs = append(cs, swarGLUCase(ta, 48, 256))
 	}
-	return append(cs, swarGLUCase(tensor.Q4_0, 20, 14336), swarGLUCase(tensor.Q4_K, 20, 14336))
+	return append(cs, swarGLUCase(tensor.Q4_0, 20, 14336), swarGLUCase(tensor.Q4_K, 20, 14336), swarGLUCase(tensor.Q6_K, 12, 2048))
 }
 
 // swarGLUCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and one
@@ -89,7 +90,7 @@ func blockRange(r *rand.Rand, n int) []float32 {
 }
 
 // signs draws +1 and -1: quantized by ggml, the weights' nibbles are 0 and 15 (Q4_0, Q4_1;
-// Q4_K's largest and smallest), the activations +-127.
+// Q4_K's largest and smallest; Q6_K's -32 and 31), the activations +-127.
 func signs(r *rand.Rand, n int) []float32 {
 	v := make([]float32, n)
 	for i := range v {
