@@ -15,7 +15,7 @@ import (
 // broadcast over dims 2 and 3, activations spanning six orders of magnitude across
 // blocks with an all-zero block (its scale 0: results must stay finite), weights and
 // activations at their extremes (nibbles 0 and 15 against +-127), and the fused
-// feed-forward gate (swarGLUCases). Only the product of 8192 x 256 reaches the kernel's
+// feed-forward gate (swarGLUCases); Q6_K's in mulMatSwarQ6Cases. Only the product of 8192 x 256 reaches the kernel's
 // row threshold in the suite; TestConformanceSwar runs them all with the threshold at
 // one row, where every one takes it.
 func mulMatSwarCases() []*Case {

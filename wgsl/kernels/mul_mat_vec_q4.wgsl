@@ -1,6 +1,6 @@
-// Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go) by one
-// src1 column, with integer dot products two weights at a time in the 16-bit lanes of
-// an i32 (SWAR).
+// Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go; Q6_K in
+// its Q6K form, below) by one src1 column, with integer dot products two weights at a
+// time in the 16-bit lanes of an i32 (SWAR).
 // dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
 // Each invocation quantizes the activations of the groups it takes, in registers, to 8
 // bits per block of 32 (dx = max|x| / 127, xq = x / dx rounded to nearest), packed in the
