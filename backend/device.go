@@ -33,7 +33,7 @@ const (
 	// EnvMatVecUnits=0 turns off the mat-vec kernel's unit reads of quantized weights
 	// (ops.Limits.MatVecNoUnits), for comparisons.
 	EnvMatVecUnits = "GGML_WGPU_MATVEC_UNITS"
-	// EnvSwar=0 turns off the integer mat-vec of 4-bit weights (ops.Limits.SwarOff),
+	// EnvSwar=0 turns off the integer mat-vec of 4-bit and Q6_K weights (ops.Limits.SwarOff),
 	// EnvSwarRows and EnvSwarWG override its rows per workgroup and workgroup size, and
 	// EnvSwarMin the fewest weights of a product that takes it (temporary: for
 	// comparisons and tuning).

@@ -15,9 +15,10 @@ import (
 // broadcast over dims 2 and 3, activations spanning six orders of magnitude across
 // blocks with an all-zero block (its scale 0: results must stay finite), weights and
 // activations at their extremes (nibbles 0 and 15 against +-127), and the fused
-// feed-forward gate (swarGLUCases). Only the product of 4096 x 4096 reaches the kernel's
-// size threshold in the suite; TestConformanceSwar runs them all with the threshold at
-// one weight, where every one takes it.
+// feed-forward gate (swarGLUCases); Q6_K's in mulMatSwarQ6Cases. Only the products of
+// 8192 x 4096 (Q4_0) and 4096 x 4096 (Q6_K) reach the kernel's size threshold in the
+// suite; TestConformanceSwar runs them all with the threshold at one weight, where every
+// one takes it.
 func mulMatSwarCases() []*Case {
 	one := [2]int64{1, 1}
 	var cs []*Case
@@ -30,7 +31,8 @@ func mulMatSwarCases() []*Case {
 			swarCase(ta, 33, 2048, "range_zero_block", Uniform(-1, 1), blockRange),
 			swarCase(ta, 33, 2048, "extremes", signs, signs))
 	}
-	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 4096, n: 1, k: 4096, bs: one, nr: one}))
+	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 8192, n: 1, k: 4096, bs: one, nr: one}))
+	cs = append(cs, mulMatSwarQ6Cases()...)
 	return append(cs, swarGLUCases()...)
 }
 
@@ -43,7 +45,7 @@ func swarGLUCases() []*Case {
 	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
 		cs = append(cs, swarGLUCase(ta, 48, 256))
 	}
-	return append(cs, swarGLUCase(tensor.Q4_0, 20, 14336), swarGLUCase(tensor.Q4_K, 20, 14336))
+	return append(cs, swarGLUCase(tensor.Q4_0, 20, 14336), swarGLUCase(tensor.Q4_K, 20, 14336), swarGLUCase(tensor.Q6_K, 12, 2048))
 }
 
 // swarGLUCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and one
@@ -89,7 +91,7 @@ func blockRange(r *rand.Rand, n int) []float32 {
 }
 
 // signs draws +1 and -1: quantized by ggml, the weights' nibbles are 0 and 15 (Q4_0, Q4_1;
-// Q4_K's largest and smallest), the activations +-127.
+// Q4_K's largest and smallest; Q6_K's -32 and 31), the activations +-127.
 func signs(r *rand.Rand, n int) []float32 {
 	v := make([]float32, n)
 	for i := range v {

@@ -4,12 +4,14 @@ import (
 	"fmt"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
 
 // The integer mat-vec of 4-bit weights (mul_mat_vec_q4.wgsl): a MUL_MAT of Q4_0, Q4_1 or
 // Q4_K weights by one F32 column multiplies the weights' nibbles by the column quantized
 // to 8 bits per block of 32 (as ggml's CPU backend does: Q8_0, Q8_1, Q8_K activations),
-// two products per i32 multiply-add. Each invocation quantizes the activations it reads,
+// two products per i32 multiply-add. Q6_K's 6-bit weights take the same kernel in signed
+// lanes (its Q6K form). Each invocation quantizes the activations it reads,
 // in registers, for all the rows it computes: a dispatch quantizing the column once into
 // memory cost ~10 µs on an H100, more than it saved. The fused feed-forward gate (gate and
 // up projections of the same weight format and the SWIGLU, lowerMatVecGLU) takes its
@@ -22,6 +24,12 @@ import (
 // 9.5, 4096 x 4096 16.2 -> 13.1, Q4_0 4096 x 4096 13.1 -> 13.1, Q4_K 2048 x 8192 17.0 ->
 // 12.8, 4096 x 14336 42 -> 27.3, 14336 x 4096 43 -> 27.5, 128256 x 2048 184 -> 99.
 const swarMinDefault = 1 << 24
+
+// swarMinSmallBlocks replaces swarMinDefault for Q4_0 and Q4_1 (blocks of 32, whose float
+// kernel is cheaper): a 1B Q4_0 model decoded slower with its 2^24-weight products on the
+// integer kernel (H100 tg128 398, 372 -> 364, 342 t/s), Q4_0 4096 x 4096 measured even
+// (13.1 µs) and 14336 x 4096 faster (34 -> 30.9 µs).
+const swarMinSmallBlocks = 1 << 25
 
 // swarRows is the integer mat-vec's rows per workgroup, swarWG its workgroup size for
 // products of many rows (fewer rows take more invocations, up to swarMaxWG, splitting
@@ -36,6 +44,14 @@ const (
 	swarWG       = 32
 	swarMaxWG    = 128
 	swarManyRows = 8192 // rows from which swarWG is the workgroup size
+)
+
+// q6kHalf is the distance in elements between the low and the high nibbles' elements of
+// a Q6_K ql byte (runs r and r + 2 of a half block: wgsl/q6k.go); q6kGroupWords the ql
+// (and qh) words of one of the kernel's Q6_K groups (32 l of two runs: 64 elements).
+const (
+	q6kHalf       = 64
+	q6kGroupWords = 8
 )
 
 // swarShape returns the rows per workgroup and workgroup size of the integer mat-vec of
@@ -73,12 +89,20 @@ func swarShape(m, tasks uint32, mats int, l *Limits) (rows, wg int) {
 	return rows, wg
 }
 
-// swarFormat returns the nibble half (wgsl/nibbles.go) of the weights a, 0 where the
-// integer mat-vec cannot read them: not Q4_0, Q4_1 or Q4_K, or not in rows of whole units
-// on 4-byte boundaries (unitRows' alignment).
+// swarFormat returns the distance in elements between the low and the high nibbles'
+// elements of the weights a (the nibble half of wgsl/nibbles.go; q6kHalf for Q6_K), 0
+// where the integer mat-vec cannot read them: not Q4_0, Q4_1, Q4_K or Q6_K, or, for the
+// nibble formats, not in rows of whole units on 4-byte boundaries (unitRows' alignment;
+// the Q6_K form computes each block's byte and reads it at either alignment).
 func swarFormat(a *tensor.Tensor) int {
 	f, ok := format(a.Type)
-	if !ok || f.NibbleHalf() == 0 || !quantRows(a) {
+	if !ok || !quantRows(a) {
+		return 0
+	}
+	if f == wgsl.Q6_K {
+		return q6kHalf
+	}
+	if f.NibbleHalf() == 0 {
 		return 0
 	}
 	if a.Ne[0]%int64(f.UnitElems()) != 0 || a.Loc.Addr%4 != 0 || a.Nb[1]%4 != 0 || a.Nb[2]%4 != 0 || a.Nb[3]%4 != 0 {
@@ -92,6 +116,9 @@ func swarFormat(a *tensor.Tensor) int {
 // Limits.SwarMin weights (swarMinDefault), and not Limits.SwarOff.
 func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	least := uint64(swarMinDefault)
+	if swarFormat(a) == 16 {
+		least = swarMinSmallBlocks
+	}
 	if l.SwarMin > 0 {
 		least = uint64(l.SwarMin)
 	}
@@ -103,8 +130,15 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 // column b, with parameters p (its D: dst's strides).
 func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Limits) []Dispatch {
 	half := swarFormat(ws[0])
-	f, _ := format(ws[0].Type)
-	task := uint32(f.UnitElems()) / uint32(f.BlockElems()) * uint32(2*half) // a unit of Q4_0's groups, one group otherwise
+	q6k := ws[0].Type == tensor.Q6_K
+	wpg := half / 4
+	task := uint32(2 * half) // elements per task: one group
+	if q6k {
+		wpg = q6kGroupWords
+		task = 64
+	} else if f, _ := format(ws[0].Type); f.UnitElems() > f.BlockElems() {
+		task = uint32(f.UnitElems()) / uint32(f.BlockElems()) * uint32(2*half) // Q4_0: a unit of two groups
+	}
 	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), l)
 	operands := []wgslOperand{in("src0", ws[0])}
 	tensors := []*tensor.Tensor{ws[0]}
@@ -118,8 +152,9 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 	}
 	tensors = append(tensors, b, dst)
 	acc := len(ws) * rows
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "HALF": fmt.Sprint(half), "WPG": fmt.Sprint(half / 4),
-		"SPLIT": flag(half == 32), "SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2),
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
+		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "NIBBLES": flag(!q6k),
+		"SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2),
 		"ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
 	s := spec("mul_mat_vec_q4", wg, p, defs, operands...)
 	groups := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
@@ -140,7 +175,7 @@ func lowerMatVecQ4(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, boo
 // rows of one and of many tasks), for the kernel compile test.
 func matVecQ4Examples() []*tensor.Tensor {
 	var ex []*tensor.Tensor
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),
 			node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(q, 256, 65536), f32(256, 1)))

@@ -123,10 +123,14 @@ func TestSwarLowering(t *testing.T) {
 		return ks
 	}
 	swar := []string{"mul_mat_vec_q4"}
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
-		require.Equal(t, swar, kernels(mm(q, 4096, 4096, 1), l), "%s at the threshold", q)
-		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 4095, 4096, 1), l), "%s below the threshold", q)
-		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 4096, 4096, 2), l), "%s, two columns", q)
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
+		m := int64(4096) // 2^24 weights, 2^25 for the blocks of 32
+		if q == tensor.Q4_0 || q == tensor.Q4_1 {
+			m = 8192
+		}
+		require.Equal(t, swar, kernels(mm(q, m, 4096, 1), l), "%s at the threshold", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 1), l), "%s below the threshold", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), l), "%s, two columns", q)
 	}
 	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q5_0, 4096, 4096, 1), l))
 	small := *l
@@ -135,9 +139,18 @@ func TestSwarLowering(t *testing.T) {
 	off := *l
 	off.SwarOff = true
 	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q4_K, 4096, 4096, 1), &off))
+	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q6_K, 4096, 4096, 1), &off))
+	// Q6_K rows of an odd number of blocks start at either alignment: its form reads them
+	q6 := mm(tensor.Q6_K, 4096, 49*256, 1)
+	require.NotZero(t, q6.Src[0].Nb[1]%4)
+	require.Equal(t, swar, kernels(q6, l))
+	ds, err := Lower(q6, l)
+	require.NoError(t, err)
+	require.Equal(t, "1", ds[0].Spec.Defines["Q6K"])
+	require.Equal(t, "0", ds[0].Spec.Defines["NIBBLES"])
 
 	// the weights, the column, dst: no scratch memory
-	ds, err := Lower(mm(tensor.Q4_K, 4096, 4096, 1), l)
+	ds, err = Lower(mm(tensor.Q4_K, 4096, 4096, 1), l)
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
 	for _, x := range ds[0].Tensors {
@@ -146,11 +159,11 @@ func TestSwarLowering(t *testing.T) {
 
 	cache := newCompiler(t)
 	gluRow := fusion(t, "mul_mat+mul_mat+glu")
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
 		x := f32(4096, 1)
-		gate := node(tensor.OpMulMat, f32(4096, 1), nil, contiguous(q, 4096, 4096), x)
-		up := node(tensor.OpMulMat, f32(4096, 1), nil, contiguous(q, 4096, 4096), x)
-		glu := node(tensor.OpGLU, f32(4096, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
+		gate := node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), x)
+		up := node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), x)
+		glu := node(tensor.OpGLU, f32(8192, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
 		n := []*tensor.Tensor{gate, up, glu}
 		require.True(t, gluRow.Applies(n, l))
 		ds, err := gluRow.Lower(n, l)
@@ -170,5 +183,82 @@ func TestSwarLowering(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, ds, 1)
 		require.Equal(t, "mul_mat_vec8", ds[0].Spec.Kernel)
+	}
+}
+
+// swarDotQ6 computes the dot product of 8 Q6_K weights u (their stored 6 bits, 0..63:
+// weight u - 32) and 8 activations x (-127..127) the way mul_mat_vec_q4.wgsl's Q6K form
+// does: pairs (u[2i], u[2i+1]) combined in one word less 0x00200020, which is the signed
+// pair (u0 - 32) + (u1 - 32) * 65536, the partners packed as x[2i+1] + x[2i] * 65536, 4
+// wrapping i32 multiply-adds, then the upper half less the lower half's borrow.
+func swarDotQ6(u [8]int32, x [8]int32) int32 {
+	var acc int32
+	for i := 0; i < 8; i += 2 {
+		w := int32(uint32(u[i])|uint32(u[i+1])<<16) - 0x00200020
+		v := x[i+1] + x[i]*65536
+		acc += w * v // wraps, as WGSL's i32 arithmetic
+	}
+	lo := (acc << 16) >> 16
+	return (acc - lo) >> 16
+}
+
+// TestSwarDotQ6Exact checks the signed lanes' SWAR dot at Q6_K's bounds: 4 multiply-adds
+// of two products each add at most 4 * 2 * 32 * 127 = 32512 < 2^15 to the dot's magnitude.
+func TestSwarDotQ6Exact(t *testing.T) {
+	check := func(name string, u, x [8]int32) {
+		t.Helper()
+		var want int32
+		for i := range u {
+			want += (u[i] - 32) * x[i]
+		}
+		if got := swarDotQ6(u, x); got != want {
+			t.Fatalf("%s: u %v x %v: SWAR dot %d, want %d", name, u, x, got, want)
+		}
+	}
+	var u, x [8]int32
+	// all -32 and all 31 weights against +-127 (the largest sums of either sign: -32 * -127
+	// * 8 = 32512), alternating signs, zero weights, every lane at its bound one at a time
+	for _, uv := range []int32{0, 63, 32} {
+		for _, xv := range []int32{127, -127, 0, 1, -1} {
+			for i := range u {
+				u[i], x[i] = uv, xv
+			}
+			check("constant", u, x)
+		}
+		for i := range u {
+			u[i], x[i] = uv, 127*(1-2*int32(i%2))
+		}
+		check("alternating", u, x)
+		for i := range u {
+			u[i], x[i] = uv, 127*(1-2*int32((i/2)%2))
+		}
+		check("alternating pairs", u, x)
+	}
+	for l := 0; l < 8; l++ {
+		for _, uv := range []int32{0, 63} {
+			for i := range u {
+				u[i], x[i] = 32, 0
+			}
+			u[l], x[l] = uv, -127
+			check("one lane", u, x)
+			x[l^1] = 127
+			check("one lane and its partner", u, x)
+		}
+	}
+	r := rand.New(rand.NewSource(1))
+	for n := 0; n < 200000; n++ {
+		for i := range u {
+			if n%3 == 2 {
+				u[i] = 63 * r.Int31n(2) // only the extremes
+			} else {
+				u[i] = r.Int31n(64)
+			}
+			if n%2 == 0 {
+				x[i] = r.Int31n(255) - 127
+			} else {
+				x[i] = 127 * (2*r.Int31n(2) - 1)
+			}
+		}
+		check("random", u, x)
 	}
 }

@@ -49,8 +49,8 @@ type Limits struct {
 	// bind more than WebGPU's default of 8 (0: not bounded here; compiling the plan checks
 	// it).
 	MaxStorageBuffers int
-	// SwarOff turns off the integer mat-vec of 4-bit weights (mul_mat_vec_q4.go), and
-	// SwarRows and SwarWG override its rows per workgroup and workgroup size (0: the
+	// SwarOff turns off the integer mat-vec of 4-bit and Q6_K weights (mul_mat_vec_q4.go),
+	// and SwarRows and SwarWG override its rows per workgroup and workgroup size (0: the
 	// defaults), and SwarMin the fewest weights (M x K) a product needs to take it (0:
 	// swarMinDefault), for comparisons and tuning (temporary).
 	SwarOff          bool

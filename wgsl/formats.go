@@ -294,17 +294,8 @@ var quantFormats = map[Format]quantFormat{
 	// {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}: two halves of 128 elements, each four
 	// runs of 32: run r of half h takes the nibbles (low for r < 2) of ql[64 h + 32 (r & 1) ..]
 	// and bits 2r, 2r + 1 of qh[32 h ..] as bits 4, 5; one scale per 16 elements (index
-	// s / 2 for group s); x = d sc (q - 32).
-	Q6_K: {"q6_K", 256, 210, `
-  let r = (s >> 2u) & 3u;
-  let l = 8u * (s & 3u);
-  let d = unpack2x16float(NAME_bytes4(b + 208u)).x * f32(i8x4(NAME_bytes4(b + 192u + (s >> 1u))).x);
-  let o = b + 64u * (s >> 4u) + 32u * (r & 1u) + l;
-  let h = b + 128u + 32u * (s >> 4u) + l;
-  let sl = 4u * (r >> 1u);
-  let sh = 2u * r;
-  return mat2x4<f32>(d * uf4(ux4(NAME_bytes4(o), sl, 15u) | (ux4(NAME_bytes4(h), sh, 3u) << vec4<u32>(4u)), 32.0),
-                     d * uf4(ux4(NAME_bytes4(o + 4u), sl, 15u) | (ux4(NAME_bytes4(h + 4u), sh, 3u) << vec4<u32>(4u)), 32.0));`},
+	// s / 2 for group s); x = d sc (q - 32). The layout's pieces: q6kLayout.
+	Q6_K: {"q6_K", 256, 210, q6kGet8},
 	// {f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: Q4_K's sub-blocks and
 	// nibbles; the fifth bit of element l of sub-block j is bit j of qh[l]; x = d sc_j q - dmin m_j.
 	Q5_K: {"q5_K", 256, 176, `
@@ -500,7 +491,7 @@ fn NAME_get8(i: u32) -> mat2x4<f32> {
   let b = p.NAME_off + (i >> `+fmt.Sprint(shift)+`u) * `+fmt.Sprint(q.bytes)+`u;
   let s = (i >> 3u) & `+fmt.Sprint(q.elems/8-1)+`u;`+q.get8+`
 }
-`, "NAME", name) + q.unitAccessors(name) + nibbleAccessors(q.format(), name)
+`, "NAME", name) + q.unitAccessors(name) + nibbleAccessors(q.format(), name) + q6kAccessors(q.format(), name)
 }
 
 // format returns the Format of q.

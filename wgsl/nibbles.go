@@ -74,9 +74,11 @@ func nibbleAccessors(f Format, name string) string {
 	return strings.ReplaceAll(s, "NAME", name)
 }
 
-// unitReads turns a routine's reads of the operand's bytes (and of the nibble pieces)
+// unitReads turns a routine's reads of the operand's bytes (and of the nibble and Q6_K pieces)
 // into reads of the unit at word unit_word.
 func unitReads(body string) string {
 	return strings.NewReplacer("NAME_bytes4(", "NAME_bytes4u(unit_word, ",
-		"NAME_affine(", "NAME_affineu(unit_word, ", "NAME_qsw(", "NAME_qswu(unit_word, ").Replace(body)
+		"NAME_affine(", "NAME_affineu(unit_word, ", "NAME_qsw(", "NAME_qswu(unit_word, ",
+		"NAME_q6ql(", "NAME_q6qlu(unit_word, ", "NAME_q6qh(", "NAME_q6qhu(unit_word, ",
+		"NAME_q6scales(", "NAME_q6scalesu(unit_word, ", "NAME_q6d(", "NAME_q6du(unit_word, ").Replace(body)
 }

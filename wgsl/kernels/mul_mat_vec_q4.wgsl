@@ -1,6 +1,6 @@
-// Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go) by one
-// src1 column, with integer dot products two weights at a time in the 16-bit lanes of
-// an i32 (SWAR).
+// Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go; Q6_K in
+// its Q6K form, below) by one src1 column, with integer dot products two weights at a
+// time in the 16-bit lanes of an i32 (SWAR).
 // dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
 // Each invocation quantizes the activations of the groups it takes, in registers, to 8
 // bits per block of 32 (dx = max|x| / 127, xq = x / dx rounded to nearest), packed in the
@@ -24,11 +24,25 @@
 // With SRC0B (GLU) a second matrix src0b of the same format, shape and strides (the
 // feed-forward's up projection) is multiplied by the same activations, and the kernel
 // stores silu(src0 . src1) * (src0b . src1).
+// With Q6K the weights are Q6_K's (wgsl/q6k.go): a group is the 64 elements of runs p and
+// p + 2 (HALF = 64 apart) of one half h of a block (its group index 2 h + p), whose 6-bit
+// weights are the low and high nibbles of 8 ql words with bits 2p.. and 2p + 4.. of 8 qh
+// words (shared by the groups p = 0 and 1), taken in signed lanes: the masked word less
+// 0x00200020 is (q0 - 32) + (q1 - 32) 65536, whose products with X add at most
+// 2 * 32 * 127 = 8128 to the dot's magnitude, so that 4 of them accumulate exactly. Its
+// four sub-blocks of 16 elements (the two runs' l < 16 and l >= 16) each have their scale:
+// four integer dots per group, each one float multiply-add under its scale (no offset).
+// Tasks are single groups; the block's byte is computed (Q6_K rows need not start on
+// word boundaries: the blocks of 210 bytes alternate between two alignments).
 const ROWS = {{ROWS}}u;
 const HALF = {{HALF}}u;
-const WPG = HALF / 4u; // quant words per group
-const GROUP = 2u * HALF; // elements per group
+const WPG = {{WPG}}u; // quant words per group
+const GROUP = 8u * WPG; // elements per group
+#if Q6K
+const TASK = GROUP;
+#else
 const TASK = {{SRC0_UNIT_BLOCKS}}u * GROUP; // elements per task
+#endif
 #if SRC0B
 const MATS = 2u;
 #else
@@ -48,6 +62,7 @@ fn swar_dot(acc: i32) -> i32 {
 // instruction: see uf in common.wgsl).
 fn if32(v: i32) -> f32 { return bitcast<f32>(v + 0x4b400000) - 12582912.0; }
 
+#if NIBBLES
 // The SWAR products of quant word q with its activation words x: the low nibbles' two
 // products in .x, the high nibbles' in .y.
 fn word_dot(q: u32, x: vec4<i32>) -> vec2<i32> {
@@ -74,11 +89,11 @@ fn affine(m: u32, uw: u32, b: u32, j: u32) -> vec2<f32> {
 #endif
   return src0_affineu(uw, b, j);
 }
+#endif
 
-// The quantized activations of group gx of the column at src1 element v: the words of
-// its WPG quant words in x, and (dx, sx) of its low and high half's block(s).
-fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, v: u32, gx: u32) -> vec4<f32> {
-  let c = v + gx * GROUP;
+// The quantized activations of the group whose first element is src1 element c: the
+// words of its WPG quant words in x, and (dx, sx) of its low and high half's block(s).
+fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, c: u32) -> vec4<f32> {
   var lo: array<vec4<f32>, {{WPG}}>;
   var hi: array<vec4<f32>, {{WPG}}>;
   var ml = vec4<f32>(0.0);
@@ -119,12 +134,13 @@ fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, v: u32, gx: u32) -> 
   return vec4<f32>(dl, dl * if32(sl.x + sl.y + sl.z + sl.w), dh, dh * if32(sh.x + sh.y + sh.z + sh.w));
 }
 
+#if NIBBLES
 // Adds group gg of block blk (a literal) of the unit starting at element u of the ROWS
 // rows from i0 (matrix base a) of every matrix, times activation group gx of the column
 // at src1 element v, to the partial sums.
 fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, v: u32) {
   var x: array<vec4<i32>, {{WPG}}>;
-  let xd = quant_group(&x, v, gx);
+  let xd = quant_group(&x, v + gx * GROUP);
 #if SPLIT
   let xl = xd.xy;
   let xh = xd.zw;
@@ -156,6 +172,86 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
   }
 }
 
+#endif
+
+#if Q6K
+// Matrix m's Q6_K pieces (wgsl/q6k.go) of the block at byte b.
+fn q6ql(m: u32, b: u32, g: u32) -> u32 {
+#if SRC0B
+  if (m == 1u) { return src0b_q6ql(b, g); }
+#endif
+  return src0_q6ql(b, g);
+}
+fn q6qh(m: u32, b: u32, g: u32) -> u32 {
+#if SRC0B
+  if (m == 1u) { return src0b_q6qh(b, g); }
+#endif
+  return src0_q6qh(b, g);
+}
+fn q6scales(m: u32, b: u32, j: u32) -> u32 {
+#if SRC0B
+  if (m == 1u) { return src0b_q6scales(b, j); }
+#endif
+  return src0_q6scales(b, j);
+}
+fn q6d(m: u32, b: u32) -> f32 {
+#if SRC0B
+  if (m == 1u) { return src0b_q6d(b); }
+#endif
+  return src0_q6d(b);
+}
+fn q6block(m: u32, i: u32) -> u32 {
+#if SRC0B
+  if (m == 1u) { return src0b_q6block(i); }
+#endif
+  return src0_q6block(i);
+}
+
+// The SWAR products of ql word q and qh word h (its runs' bits from sh, low nibbles' run;
+// from sh + 4, high nibbles' run) in signed lanes with the activation words x: the low
+// nibbles' two products in .x, the high nibbles' in .y.
+fn q6_word_dot(q: u32, h: u32, sh: u32, x: vec4<i32>) -> vec2<i32> {
+  let hl = h >> sh;
+  let hh = h >> (sh + 4u);
+  let a = i32((q & 0x000f000fu) | ((hl & 0x00030003u) << 4u)) - 0x00200020;
+  let b = i32(((q >> 8u) & 0x000f000fu) | (((hl >> 8u) & 0x00030003u) << 4u)) - 0x00200020;
+  let c = i32(((q >> 4u) & 0x000f000fu) | ((hh & 0x00030003u) << 4u)) - 0x00200020;
+  let d = i32(((q >> 12u) & 0x000f000fu) | (((hh >> 8u) & 0x00030003u) << 4u)) - 0x00200020;
+  return vec2<i32>(a * x.x + b * x.y, c * x.z + d * x.w);
+}
+
+// Adds group gg (2 h + p) of the block holding element u (its first) of the ROWS rows from
+// i0 (matrix base a) of every matrix, times the activations from src1 element c, to the
+// partial sums.
+fn q6_group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, gg: u32, c: u32) {
+  var x: array<vec4<i32>, {{WPG}}>;
+  let xd = quant_group(&x, c);
+  let h = gg >> 1u;
+  let sh = 2u * (gg & 1u);
+  for (var m = 0u; m < MATS; m = m + 1u) {
+    for (var r = 0u; r < ROWS; r = r + 1u) {
+      let b = q6block(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
+      var d: array<vec2<i32>, 2>; // per 16 elements (l < 16, l >= 16): low run, high run
+      for (var k = 0u; k < 2u; k = k + 1u) {
+        d[k] = vec2<i32>(0);
+        for (var w0 = 4u * k; w0 < 4u * k + 4u; w0 = w0 + 2u) { // 4 products per accumulator at most
+          var s = vec2<i32>(0);
+          for (var w = w0; w < w0 + 2u; w = w + 1u) {
+            s = s + q6_word_dot(q6ql(m, b, 16u * h + 4u * sh + w), q6qh(m, b, 8u * h + w), sh, x[w]);
+          }
+          d[k] = d[k] + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
+        }
+      }
+      let sl = i8x4(q6scales(m, b, 8u * h + sh)); // .x, .y: the low run's
+      let sc = i8x4(q6scales(m, b, 8u * h + sh + 4u)); // the high run's
+      let f = q6d(m, b);
+      (*acc)[m * ROWS + r] = (*acc)[m * ROWS + r] + f * (xd.x * (sl.x * if32(d[0].x) + sl.y * if32(d[1].x)) +
+                                                         xd.z * (sc.x * if32(d[0].y) + sc.y * if32(d[1].y)));
+    }
+  }
+}
+#endif
+
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -173,11 +269,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var r = 0u; r < MATS * ROWS; r = r + 1u) { acc[r] = 0.0; }
   for (var t = lid; t < p.K / TASK; t = t + {{WG}}u) {
     let c = t * TASK;
+#if Q6K
+    let u = c - c % 256u;
+    let gg = (c % 256u) / GROUP;
+    q6_group_rows(&acc, a, i0, u, gg, v + u + 128u * (gg >> 1u) + 32u * (gg & 1u));
+#else
     let u = c - c % src0_UNIT_ELEMS;
     let gg = (c % src0_BLOCK_ELEMS) / GROUP;
 #for B {{SRC0_UNIT_BLOCKS}}
     group_rows(&acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, v);
 #endfor
+#endif
   }
   for (var r = 0u; r < MATS * ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = acc[r]; }
   workgroupBarrier();
