@@ -15,10 +15,10 @@ import (
 // broadcast over dims 2 and 3, activations spanning six orders of magnitude across
 // blocks with an all-zero block (its scale 0: results must stay finite), weights and
 // activations at their extremes (nibbles 0 and 15 against +-127), and the fused
-// feed-forward gate (swarGLUCases); Q6_K's in mulMatSwarQ6Cases. Only the products of
-// 8192 x 4096 (Q4_0) and 4096 x 4096 (Q6_K) reach the kernel's size threshold in the
-// suite; TestConformanceSwar runs them all with the threshold at one weight, where every
-// one takes it.
+// feed-forward gate (swarGLUCases); Q6_K's in mulMatSwarQ6Cases. Only the product of
+// 8192 x 4096 (Q4_0) reaches the kernel's size threshold in the suite;
+// TestConformanceSwar runs them all with the threshold at one weight, where every one
+// takes it.
 func mulMatSwarCases() []*Case {
 	one := [2]int64{1, 1}
 	var cs []*Case

@@ -31,6 +31,12 @@ const swarMinDefault = 1 << 24
 // (13.1 µs) and 14336 x 4096 faster (34 -> 30.9 µs).
 const swarMinSmallBlocks = 1 << 25
 
+// swarMinQ6K replaces swarMinDefault for Q6_K, which the integer kernel reads at either
+// alignment (blocks of 210 bytes): on an H100 (µs, float kernel -> integer kernel) 14336 x
+// 4096 58.8 -> 61.9, 4096 x 14336 61.8 -> 59.8, and only the output heads gained, 128256 x
+// 2048 225 -> 200, 128256 x 4096 425 -> 388 (ggml-vulkan 20.6, 21.2, 94.2, 184).
+const swarMinQ6K = 1 << 27
+
 // swarRows is the integer mat-vec's rows per workgroup, swarWG its workgroup size for
 // products of many rows (fewer rows take more invocations, up to swarMaxWG, splitting
 // their rows' tasks). Measured on an NVIDIA H100 (perf harness, one column, µs for Q4_K
@@ -116,7 +122,10 @@ func swarFormat(a *tensor.Tensor) int {
 // Limits.SwarMin weights (swarMinDefault), and not Limits.SwarOff.
 func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	least := uint64(swarMinDefault)
-	if swarFormat(a) == 16 {
+	switch {
+	case a.Type == tensor.Q6_K:
+		least = swarMinQ6K
+	case swarFormat(a) == 16:
 		least = swarMinSmallBlocks
 	}
 	if l.SwarMin > 0 {

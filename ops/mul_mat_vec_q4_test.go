@@ -124,9 +124,12 @@ func TestSwarLowering(t *testing.T) {
 	}
 	swar := []string{"mul_mat_vec_q4"}
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
-		m := int64(4096) // 2^24 weights, 2^25 for the blocks of 32
-		if q == tensor.Q4_0 || q == tensor.Q4_1 {
+		m := int64(4096) // 2^24 weights, 2^25 for the blocks of 32, 2^27 for Q6_K
+		switch q {
+		case tensor.Q4_0, tensor.Q4_1:
 			m = 8192
+		case tensor.Q6_K:
+			m = 32768
 		}
 		require.Equal(t, swar, kernels(mm(q, m, 4096, 1), l), "%s at the threshold", q)
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 1), l), "%s below the threshold", q)
@@ -141,7 +144,7 @@ func TestSwarLowering(t *testing.T) {
 	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q4_K, 4096, 4096, 1), &off))
 	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q6_K, 4096, 4096, 1), &off))
 	// Q6_K rows of an odd number of blocks start at either alignment: its form reads them
-	q6 := mm(tensor.Q6_K, 4096, 49*256, 1)
+	q6 := mm(tensor.Q6_K, 16384, 49*256, 1)
 	require.NotZero(t, q6.Src[0].Nb[1]%4)
 	require.Equal(t, swar, kernels(q6, l))
 	ds, err := Lower(q6, l)
@@ -161,9 +164,9 @@ func TestSwarLowering(t *testing.T) {
 	gluRow := fusion(t, "mul_mat+mul_mat+glu")
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
 		x := f32(4096, 1)
-		gate := node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), x)
-		up := node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), x)
-		glu := node(tensor.OpGLU, f32(8192, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
+		gate := node(tensor.OpMulMat, f32(32768, 1), nil, contiguous(q, 4096, 32768), x)
+		up := node(tensor.OpMulMat, f32(32768, 1), nil, contiguous(q, 4096, 32768), x)
+		glu := node(tensor.OpGLU, f32(32768, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
 		n := []*tensor.Tensor{gate, up, glu}
 		require.True(t, gluRow.Applies(n, l))
 		ds, err := gluRow.Lower(n, l)
