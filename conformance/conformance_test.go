@@ -68,14 +68,7 @@ func runSuite(t *testing.T, env *Env, cases []*Case) *Summary {
 
 // TestConformance runs the suite on libggml-wgpu's device WGPU0 against the ggml CPU backend.
 func TestConformance(t *testing.T) {
-	cfg := testConfig(t)
-	if _, err := os.Stat(cfg.BackendPath); err != nil {
-		t.Fatalf("%s not found: run scripts/build.sh first", cfg.BackendPath)
-	}
-	env, err := Open(cfg)
-	require.NoError(t, err)
-	defer env.Close()
-	runSuite(t, env, Filter(Cases(), os.Getenv("GGML_WGPU_CONFORMANCE_FILTER")))
+	runSuite(t, openTestEnv(t), Filter(Cases(), os.Getenv("GGML_WGPU_CONFORMANCE_FILTER")))
 }
 
 // TestHarnessSelf runs the suite with a second CPU backend as the device under test: it

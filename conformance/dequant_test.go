@@ -1,11 +1,6 @@
 package conformance
 
-import (
-	"os"
-	"testing"
-
-	"github.com/stretchr/testify/require"
-)
+import "testing"
 
 // TestConformanceDequantPrompt runs the cases of the prompt kernel on dequantized weights
 // (mulMatDequantCases) in child processes, whose library reads the switches at load time:
@@ -19,14 +14,7 @@ func TestConformanceDequantPrompt(t *testing.T) {
 		t.Run(run.name, func(t *testing.T) {
 			t.Setenv(run.env, run.value) // inherited by the child process
 			isolated(t, func(t *testing.T) {
-				cfg := testConfig(t)
-				if _, err := os.Stat(cfg.BackendPath); err != nil {
-					t.Fatalf("%s not found: run scripts/build.sh first", cfg.BackendPath)
-				}
-				env, err := Open(cfg)
-				require.NoError(t, err)
-				defer env.Close()
-				runSuite(t, env, mulMatDequantCases())
+				runSuite(t, openTestEnv(t), mulMatDequantCases())
 			})
 		})
 	}

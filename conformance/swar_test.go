@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -52,13 +51,6 @@ func TestSwarPlans(t *testing.T) {
 func TestConformanceSwar(t *testing.T) {
 	t.Setenv("GGML_WGPU_SWAR_MIN", "1") // inherited by the child process
 	isolated(t, func(t *testing.T) {
-		cfg := testConfig(t)
-		if _, err := os.Stat(cfg.BackendPath); err != nil {
-			t.Fatalf("%s not found: run scripts/build.sh first", cfg.BackendPath)
-		}
-		env, err := Open(cfg)
-		require.NoError(t, err)
-		defer env.Close()
-		runSuite(t, env, mulMatSwarCases())
+		runSuite(t, openTestEnv(t), mulMatSwarCases())
 	})
 }
