@@ -8,8 +8,9 @@ import (
 )
 
 // The integer mat-vec of 4-bit weights (mul_mat_vec_q4.wgsl): a MUL_MAT of Q4_0, Q4_1 or
-// Q4_K weights by one to eight F32 columns (matVecMaxCols) multiplies the weights' nibbles by the column quantized
-// to 8 bits per block of 32 (as ggml's CPU backend does: Q8_0, Q8_1, Q8_K activations),
+// Q4_K weights by one to eight F32 columns (matVecMaxCols) multiplies the weights'
+// nibbles by the columns quantized to 8 bits per block of 32 (as ggml's CPU backend does:
+// Q8_0, Q8_1, Q8_K activations),
 // two products per i32 multiply-add. Q6_K's 6-bit weights take the same kernel in signed
 // lanes (its Q6K form). Each invocation quantizes the activations it reads,
 // in registers, for all the rows it computes: a dispatch quantizing the column once into
