@@ -131,9 +131,9 @@ func swarFormat(a *tensor.Tensor) int {
 }
 
 // swarApplies reports whether the product p of weights a by src1 b takes the integer
-// mat-vec: weights it reads (swarFormat), one to matVecMaxCols columns in 16-byte aligned
-// vectors, at least
-// Limits.SwarMin weights (swarMinDefault), and not Limits.SwarOff.
+// mat-vec: weights it reads (swarFormat), one column (up to Limits.SwarCols, at most
+// matVecMaxCols) in 16-byte aligned vectors, at least Limits.SwarMin weights
+// (swarMinDefault), and not Limits.SwarOff.
 func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	least := uint64(swarMinDefault)
 	switch {
@@ -145,7 +145,8 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	if l.SwarMin > 0 {
 		least = uint64(l.SwarMin)
 	}
-	return !l.SwarOff && p.N >= 1 && p.N <= matVecMaxCols && swarFormat(a) > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
+	cols := uint32(min(max(l.SwarCols, 1), matVecMaxCols))
+	return !l.SwarOff && p.N >= 1 && p.N <= cols && swarFormat(a) > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
 }
 
 // matVecQ4 returns the dispatches of the integer mat-vec of weights ws (one matrix, or

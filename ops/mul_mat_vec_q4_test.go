@@ -145,15 +145,18 @@ func TestSwarLowering(t *testing.T) {
 		}
 		require.Equal(t, swar, kernels(mm(q, m, 4096, 1), l), "%s at the threshold", q)
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 1), l), "%s below the threshold", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), l), "%s, two columns by default", q)
+		cols := *l
+		cols.SwarCols = 8
 		for _, n := range []int64{2, 4, 8} {
-			ds, err := Lower(mm(q, m, 4096, n), l)
+			ds, err := Lower(mm(q, m, 4096, n), &cols)
 			require.NoError(t, err)
 			require.Len(t, ds, 1)
 			require.Equal(t, "mul_mat_vec_q4", ds[0].Spec.Kernel, "%s, %d columns", q, n)
 			require.Equal(t, fmt.Sprint(n), ds[0].Spec.Defines["NCOLS"], "%s, %d columns", q, n)
 		}
-		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 2), l), "%s below the threshold, two columns", q)
-		require.NotContains(t, kernels(mm(q, m, 4096, 9), l), "mul_mat_vec_q4", "%s, nine columns", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 2), &cols), "%s below the threshold, two columns", q)
+		require.NotContains(t, kernels(mm(q, m, 4096, 9), &cols), "mul_mat_vec_q4", "%s, nine columns", q)
 	}
 	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q5_0, 4096, 4096, 1), l))
 	small := *l
@@ -182,6 +185,7 @@ func TestSwarLowering(t *testing.T) {
 
 	cache := newCompiler(t)
 	gluRow := fusion(t, "mul_mat+mul_mat+glu")
+	l.SwarCols = 4 // the gate form by four columns too
 	for i, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
 		cols := int64(1 + 3*(i%2)) // one column, and four
 		x := f32(4096, cols)
