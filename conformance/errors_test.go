@@ -3,7 +3,6 @@ package conformance
 import (
 	"encoding/binary"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,13 +19,7 @@ import (
 // openDevice opens the suite's environment on WGPU0 of build/libggml-wgpu.so.
 func openDevice(t *testing.T) (*Env, *ggml.Lib, ggml.Backend, ggml.Device) {
 	t.Helper()
-	cfg := testConfig(t)
-	if _, err := os.Stat(cfg.BackendPath); err != nil {
-		t.Fatalf("%s not found: run scripts/build.sh first", cfg.BackendPath)
-	}
-	env, err := Open(cfg)
-	require.NoError(t, err)
-	t.Cleanup(env.Close)
+	env := openTestEnv(t)
 	l, be := env.L, env.Runner.Test
 	return env, l, be, l.BackendDevice(be)
 }
