@@ -135,18 +135,19 @@ func swarFormat(a *tensor.Tensor) int {
 // matVecMaxCols) in 16-byte aligned vectors, at least Limits.SwarMin weights
 // (swarMinDefault), and not Limits.SwarOff.
 func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
+	half := swarFormat(a)
 	least := uint64(swarMinDefault)
 	switch {
 	case a.Type == tensor.Q6_K:
 		least = swarMinQ6K
-	case swarFormat(a) == 16:
+	case half == 16: // Q4_0, Q4_1: blocks of 32
 		least = swarMinSmallBlocks
 	}
 	if l.SwarMin > 0 {
 		least = uint64(l.SwarMin)
 	}
 	cols := uint32(min(max(l.SwarCols, 1), matVecMaxCols))
-	return !l.SwarOff && p.N >= 1 && p.N <= cols && swarFormat(a) > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
+	return !l.SwarOff && p.N >= 1 && p.N <= cols && half > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
 }
 
 // matVecQ4 returns the dispatches of the integer mat-vec of weights ws (one matrix, or
@@ -197,17 +198,15 @@ func lowerMatVecQ4(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, boo
 	return matVecQ4([]*tensor.Tensor{a}, b, t, p, l), true
 }
 
-// matVecQ4Examples are MUL_MAT nodes that take the integer mat-vec (one per format, and
-// rows of one and of many tasks; 2, 4 and 8 columns), for the kernel compile test.
+// matVecQ4Examples are MUL_MAT nodes that take the integer mat-vec under the default
+// limits (one per format above its threshold, rows of one and of many tasks), for the
+// kernel compile test; TestSwarLowering compiles the forms for several columns.
 func matVecQ4Examples() []*tensor.Tensor {
 	var ex []*tensor.Tensor
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),
-			node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(q, 256, 65536), f32(256, 1)))
-		for _, n := range []int64{2, 4, 8} {
-			ex = append(ex, node(tensor.OpMulMat, f32(32768, n), nil, contiguous(q, 4096, 32768), f32(4096, n)))
-		}
+			node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(q, 256, 131072), f32(256, 1)))
 	}
-	return ex
+	return append(ex, node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(tensor.Q6_K, 1024, 131072), f32(1024, 1)))
 }

@@ -135,6 +135,7 @@ func TestSwarLowering(t *testing.T) {
 		return ks
 	}
 	swar := []string{"mul_mat_vec_q4"}
+	cache := newCompiler(t)
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
 		m := int64(4096) // 2^24 weights, 2^25 for the blocks of 32, 2^27 for Q6_K
 		switch q {
@@ -154,9 +155,14 @@ func TestSwarLowering(t *testing.T) {
 			require.Len(t, ds, 1)
 			require.Equal(t, "mul_mat_vec_q4", ds[0].Spec.Kernel, "%s, %d columns", q, n)
 			require.Equal(t, fmt.Sprint(n), ds[0].Spec.Defines["NCOLS"], "%s, %d columns", q, n)
+			_, err = cache.Pipeline(ds[0].Spec)
+			require.NoError(t, err, "%s, %d columns", q, n)
 		}
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 2), &cols), "%s below the threshold, two columns", q)
 		require.NotContains(t, kernels(mm(q, m, 4096, 9), &cols), "mul_mat_vec_q4", "%s, nine columns", q)
+	}
+	for _, ex := range matVecQ4Examples() {
+		require.Equal(t, swar, kernels(ex, l), "the compile test's example %s", ex.Src[0].Type)
 	}
 	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q5_0, 4096, 4096, 1), l))
 	small := *l
@@ -183,7 +189,6 @@ func TestSwarLowering(t *testing.T) {
 		require.False(t, IsScratch(x))
 	}
 
-	cache := newCompiler(t)
 	gluRow := fusion(t, "mul_mat+mul_mat+glu")
 	l.SwarCols = 4 // the gate form by four columns too
 	for i, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
