@@ -223,6 +223,19 @@ func PerfCases() []*PerfCase {
 			cs = append(cs, perfMulMat(ta, k, 128256, 1))
 		}
 	}
+	// Decode and small-batch products as a model runs them: weights beyond the L2 cache.
+	for _, ta := range perfWeightTypes {
+		for _, km := range [][2]int64{{4096, 14336}, {14336, 4096}} {
+			for _, n := range []int64{1, 2, 4, 8} {
+				cs = append(cs, perfMulMatCold(ta, km[0], km[1], n))
+			}
+		}
+	}
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+		for _, km := range [][2]int64{{2048, 2048}, {2048, 512}, {8192, 2048}, {2048, 8192}, {4096, 4096}, {4096, 1024}} {
+			cs = append(cs, perfMulMatCold(ta, km[0], km[1], 1))
+		}
+	}
 	// The other decode products of 1B and 8B models (Q, O, down) in the 4-bit formats.
 	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K} {
 		for _, km := range [][2]int64{{2048, 2048}, {8192, 2048}, {4096, 4096}} {
@@ -283,6 +296,39 @@ func perfMulMat(ta tensor.Type, k, m, n int64) *PerfCase {
 			w := b.New("w", ta, k, m)
 			x := b.New("x", f32, k, n)
 			return func() ggml.Tensor { return b.L.MulMat(b.Ctx, w, x) }
+		},
+	}
+}
+
+// perfColdBytes is what the copies of a cold case's weights add up to at least: several
+// times a large GPU's L2 cache (50 MiB on an H100 or H200), so that every repetition
+// streams its weights from memory as a model's decode does (each layer has its own).
+const perfColdBytes = 256 << 20
+
+// perfMulMatCold is perfMulMat with the repetitions taking their weights in turn from
+// enough copies to hold perfColdBytes ("weights=cold"): the repeated weights of perfMulMat
+// stay in the L2 cache where they fit, a model's do not. Each copy has its own activations.
+func perfMulMatCold(ta tensor.Type, k, m, n int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("MUL_MAT(type_a=%s,type_b=f32,m=%d,n=%d,k=%d,weights=cold)", ta, m, n, k),
+		Op:   "MUL_MAT",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			// One leaf of all the copies (filled once), each repetition a view of the next.
+			// The activations have copies too: products of one activation by different
+			// weights are what a backend may fuse (a layer's Q, K and V).
+			row := uint64(k/int64(ta.BlockElems())) * uint64(ta.Size())
+			copies := max(1, ceilDiv(perfColdBytes, max(row*uint64(m), 1)))
+			w := b.New("w", ta, k, m*int64(copies))
+			x := b.New("x", f32, k, n*int64(copies))
+			xcol := uint64(k) * 4
+			i := uint64(0)
+			return func() ggml.Tensor {
+				c := i % copies
+				i++
+				vw := b.L.View2D(b.Ctx, w, k, m, row, c*row*uint64(m))
+				vx := b.L.View2D(b.Ctx, x, k, n, xcol, c*xcol*uint64(n))
+				return b.L.MulMat(b.Ctx, vw, vx)
+			}
 		},
 	}
 }
