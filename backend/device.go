@@ -34,14 +34,13 @@ const (
 	// (ops.Limits.MatVecNoUnits), for comparisons.
 	EnvMatVecUnits = "GGML_WGPU_MATVEC_UNITS"
 	// EnvSwar=0 turns off the integer mat-vec of 4-bit and Q6_K weights (ops.Limits.SwarOff),
-	// EnvSwarRows and EnvSwarWG override its rows per workgroup and workgroup size,
-	// EnvSwarMin the fewest weights of a product that takes it, and EnvSwarCols the most
-	// columns (default one) (temporary: for comparisons and tuning).
+	// EnvSwarRows and EnvSwarWG override its rows per workgroup and workgroup size, and
+	// EnvSwarMin the fewest weights of a product that takes it (temporary: for
+	// comparisons and tuning).
 	EnvSwar     = "GGML_WGPU_SWAR"
 	EnvSwarRows = "GGML_WGPU_SWAR_ROWS"
 	EnvSwarWG   = "GGML_WGPU_SWAR_WG"
 	EnvSwarMin  = "GGML_WGPU_SWAR_MIN"
-	EnvSwarCols = "GGML_WGPU_SWAR_COLS"
 	// EnvDequantPrompt=0 makes the prompt kernel read quantized weights directly instead of
 	// from F16 chunks dequantized first (ops.Limits.DequantPromptOff), for comparisons.
 	EnvDequantPrompt = "GGML_WGPU_DEQUANT_PROMPT"
@@ -173,7 +172,7 @@ func (d *Device) Limits() ops.Limits {
 		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
 		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings),
 		SwarOff:           os.Getenv(EnvSwar) == "0", SwarRows: envInt(EnvSwarRows), SwarWG: envInt(EnvSwarWG),
-		SwarMin: envInt(EnvSwarMin), SwarCols: envInt(EnvSwarCols)}
+		SwarMin: envInt(EnvSwarMin)}
 }
 
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.

@@ -8,9 +8,9 @@ import (
 )
 
 // TestSwarPlans plans every integer mat-vec case (mulMatSwarCases) with the kernel's size
-// threshold at one weight and up to eight columns, as TestConformanceSwar runs them, and
-// checks that each takes the kernel (one dispatch, quantizing the activations it reads),
-// in its gate form (GLU) for the feed-forward cases.
+// threshold at one weight, as TestConformanceSwar runs them, and checks that each takes
+// the kernel (one dispatch, quantizing the activations it reads), in its gate form (GLU)
+// for the feed-forward cases.
 func TestSwarPlans(t *testing.T) {
 	env := openTestEnv(t)
 	saved := quickLimits
@@ -18,7 +18,6 @@ func TestSwarPlans(t *testing.T) {
 	quickLimits = append(quickLimits[:0:0], saved...)
 	for i := range quickLimits {
 		quickLimits[i].SwarMin = 1
-		quickLimits[i].SwarCols = 8
 	}
 	for _, c := range mulMatSwarCases() {
 		keys, err := env.Kernels(c)
@@ -47,11 +46,10 @@ func TestSwarPlans(t *testing.T) {
 }
 
 // TestConformanceSwar runs the integer mat-vec cases (mulMatSwarCases) in a child process
-// whose library takes the kernel for products of any size and up to eight columns
-// (GGML_WGPU_SWAR_MIN=1, GGML_WGPU_SWAR_COLS=8, read at load time).
+// whose library takes the kernel for products of any size (GGML_WGPU_SWAR_MIN=1, read at
+// load time).
 func TestConformanceSwar(t *testing.T) {
 	t.Setenv("GGML_WGPU_SWAR_MIN", "1") // inherited by the child process
-	t.Setenv("GGML_WGPU_SWAR_COLS", "8")
 	isolated(t, func(t *testing.T) {
 		runSuite(t, openTestEnv(t), mulMatSwarCases())
 	})

@@ -8,16 +8,14 @@ import (
 )
 
 // The integer mat-vec of 4-bit weights (mul_mat_vec_q4.wgsl): a MUL_MAT of Q4_0, Q4_1 or
-// Q4_K weights by one to eight F32 columns (matVecMaxCols) multiplies the weights'
-// nibbles by the columns quantized to 8 bits per block of 32 (as ggml's CPU backend does:
-// Q8_0, Q8_1, Q8_K activations),
+// Q4_K weights by one F32 column multiplies the weights' nibbles by the column quantized
+// to 8 bits per block of 32 (as ggml's CPU backend does: Q8_0, Q8_1, Q8_K activations),
 // two products per i32 multiply-add. Q6_K's 6-bit weights take the same kernel in signed
 // lanes (its Q6K form). Each invocation quantizes the activations it reads,
 // in registers, for all the rows it computes: a dispatch quantizing the column once into
 // memory cost ~10 µs on an H100, more than it saved. The fused feed-forward gate (gate and
 // up projections of the same weight format and the SWIGLU, lowerMatVecGLU) takes its
-// two-matrix form. With several columns the weights' decoding is shared by the columns;
-// each has its quantized activations and partial sums.
+// two-matrix form.
 
 // swarMinDefault is the fewest weights (M x K over every batch) of a product that takes
 // the integer mat-vec (Limits.SwarMin overrides it). Each workgroup quantizes the
@@ -47,11 +45,6 @@ const swarMinQ6K = 1 << 27
 // 12.8, 13.9; 4 x 64 36.3, 34.5, 189, 15.3, 13.9; 16 x 32 29.4, 75.8, 95.4, 33.8, 21.5
 // (the float kernel 43.0, 41.8, 184, 17.0-21.8, 16.1; ggml-vulkan 24.4, 19.2, 107, 16.3,
 // 17.5).
-//
-// With several columns a workgroup keeps swarColRows(n) rows (swarRows / n, at least 2)
-// so that its n x rows (twice that in the gate form) accumulators stay within those of
-// one column: the activations' quantization, repeated by every workgroup, grows with the
-// columns too, hence at least 2 rows. Not yet measured (SwarRows overrides it).
 const (
 	swarRows     = 8
 	swarWG       = 32
@@ -67,18 +60,12 @@ const (
 	q6kGroupWords = 8
 )
 
-// swarColRows returns the integer mat-vec's rows per workgroup for cols columns (see
-// swarRows).
-func swarColRows(cols int) int {
-	return max(2, swarRows/max(cols, 1))
-}
-
 // swarShape returns the rows per workgroup and workgroup size of the integer mat-vec of
-// mats matrices (1, or 2 for the gate form) of m rows (over every batch) of tasks tasks
-// by cols columns, with Limits' overrides (SwarRows; SwarWG: a power of two); the partial
-// sums of the workgroup must fit its storage.
-func swarShape(m, tasks uint32, mats, cols int, l *Limits) (rows, wg int) {
-	rows, wg = swarColRows(cols), swarWG
+// mats matrices (1, or 2 for the gate form) of m rows (over every batch) of tasks tasks,
+// with Limits' overrides (SwarRows; SwarWG: a power of two); the partial sums of the
+// workgroup must fit its storage.
+func swarShape(m, tasks uint32, mats int, l *Limits) (rows, wg int) {
+	rows, wg = swarRows, swarWG
 	if m < swarManyRows {
 		for wg < swarMaxWG && uint32(2*wg) <= tasks {
 			wg *= 2
@@ -98,7 +85,7 @@ func swarShape(m, tasks uint32, mats, cols int, l *Limits) (rows, wg int) {
 	if limit == 0 {
 		limit = 16384
 	}
-	for 4*mats*cols*rows*wg > limit {
+	for 4*mats*rows*wg > limit {
 		if rows > 1 {
 			rows /= 2
 		} else {
@@ -106,6 +93,18 @@ func swarShape(m, tasks uint32, mats, cols int, l *Limits) (rows, wg int) {
 		}
 	}
 	return rows, wg
+}
+
+// swarPreload reports whether the integer mat-vec of mats matrices of a nibble format
+// with the given half loads every row's quant words of a group before it quantizes the
+// activations: for one matrix of Q4_0 or Q4_1 (four words per group). Measured on an
+// H100 (µs, weights beyond the L2 cache; two runs each, without -> with): Q4_0 14336 x
+// 4096 35.0, 37.3 -> 33.8, 33.9; Q4_0 128256 x 2048 94.7, 96.1 -> 84.0, 87.6 (ggml-vulkan
+// 84.4); 1B Q4_0 tg128 373, 380 -> 400, 404 t/s. Q4_K's eight words a group lost: 4096 x
+// 14336 36.4, 35.3 -> 46.1, 44.6, 8B Q4_K tg128 146 -> 136 t/s; and so did the gate
+// form's two matrices (1B Q4_K tg128 ~400 -> ~350 t/s).
+func swarPreload(half, mats int) bool {
+	return half == 16 && mats == 1
 }
 
 // swarFormat returns the distance in elements between the low and the high nibbles'
@@ -131,9 +130,8 @@ func swarFormat(a *tensor.Tensor) int {
 }
 
 // swarApplies reports whether the product p of weights a by src1 b takes the integer
-// mat-vec: weights it reads (swarFormat), one column (up to Limits.SwarCols, at most
-// matVecMaxCols) in 16-byte aligned vectors, at least Limits.SwarMin weights
-// (swarMinDefault), and not Limits.SwarOff.
+// mat-vec: weights it reads (swarFormat), one column in 16-byte aligned vectors, at least
+// Limits.SwarMin weights (swarMinDefault), and not Limits.SwarOff.
 func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	half := swarFormat(a)
 	least := uint64(swarMinDefault)
@@ -146,13 +144,12 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	if l.SwarMin > 0 {
 		least = uint64(l.SwarMin)
 	}
-	cols := uint32(min(max(l.SwarCols, 1), matVecMaxCols))
-	return !l.SwarOff && p.N >= 1 && p.N <= cols && half > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
+	return !l.SwarOff && p.N == 1 && half > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
 }
 
 // matVecQ4 returns the dispatches of the integer mat-vec of weights ws (one matrix, or
 // the gate and the up projection: then dst holds the SWIGLU of their products) by the
-// p.N columns of b, with parameters p (its D: dst's strides).
+// column b, with parameters p (its D: dst's strides).
 func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Limits) []Dispatch {
 	half := swarFormat(ws[0])
 	q6k := ws[0].Type == tensor.Q6_K
@@ -164,8 +161,7 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 	} else if f, _ := format(ws[0].Type); f.UnitElems() > f.BlockElems() {
 		task = uint32(f.UnitElems()) / uint32(f.BlockElems()) * uint32(2*half) // Q4_0: a unit of two groups
 	}
-	cols := int(p.N)
-	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), cols, l)
+	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), l)
 	operands := []wgslOperand{in("src0", ws[0])}
 	tensors := []*tensor.Tensor{ws[0]}
 	if len(ws) == 2 {
@@ -177,11 +173,11 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 		operands[i].Vec = operands[i].Type.Quantized() || operands[i].Name == "src1"
 	}
 	tensors = append(tensors, b, dst)
-	acc := len(ws) * rows * cols
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(cols), "XW": fmt.Sprint(cols * wpg),
-		"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
+	acc := len(ws) * rows
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
 		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "NIBBLES": flag(!q6k),
 		"SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2),
+		"PRELOAD": flag(swarPreload(half, len(ws))), "QW": fmt.Sprint(rows * wpg),
 		"ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
 	s := spec("mul_mat_vec_q4", wg, p, defs, operands...)
 	groups := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
@@ -200,7 +196,7 @@ func lowerMatVecQ4(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, boo
 
 // matVecQ4Examples are MUL_MAT nodes that take the integer mat-vec under the default
 // limits (one per format above its threshold, rows of one and of many tasks), for the
-// kernel compile test; TestSwarLowering compiles the forms for several columns.
+// kernel compile test.
 func matVecQ4Examples() []*tensor.Tensor {
 	var ex []*tensor.Tensor
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {

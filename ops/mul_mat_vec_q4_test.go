@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"fmt"
 	"math/rand"
 	"testing"
 
@@ -95,26 +94,15 @@ func TestSwarShape(t *testing.T) {
 		{4096, 64, swarRows, 64},
 		{2048, 8, swarRows, swarWG},
 	} {
-		rows, wg := swarShape(c.m, c.tasks, 1, 1, l)
+		rows, wg := swarShape(c.m, c.tasks, 1, l)
 		require.Equal(t, [2]int{c.rows, c.wg}, [2]int{rows, wg}, "%d rows of %d tasks", c.m, c.tasks)
 	}
 	l.SwarRows, l.SwarWG = 4, 100 // a workgroup size that is no power of two is ignored
-	rows, wg := swarShape(14336, 64, 2, 1, l)
+	rows, wg := swarShape(14336, 64, 2, l)
 	require.Equal(t, [2]int{4, swarWG}, [2]int{rows, wg})
-	rows, _ = swarShape(14336, 64, 1, 8, l) // the override holds for several columns
-	require.Equal(t, 4, rows)
 	l.SwarRows, l.SwarWG, l.MaxWorkgroupStorage = 64, 1024, 16384
-	rows, wg = swarShape(14336, 64, 2, 1, l)
+	rows, wg = swarShape(14336, 64, 2, l)
 	require.LessOrEqual(t, 4*2*rows*wg, 16384, "partial sums beyond the workgroup storage: %d x %d", rows, wg)
-	rows, wg = swarShape(14336, 64, 2, 8, l)
-	require.LessOrEqual(t, 4*2*8*rows*wg, 16384, "8 columns' partial sums beyond the workgroup storage: %d x %d", rows, wg)
-
-	// several columns: fewer rows, at least 2
-	l = &Limits{MaxWorkgroupStorage: 32768, MaxGroupSize: 1024}
-	for cols, want := range map[int]int{1: swarRows, 2: 4, 3: 2, 4: 2, 8: 2} {
-		rows, wg := swarShape(128256, 32, 1, cols, l)
-		require.Equal(t, [2]int{want, swarWG}, [2]int{rows, wg}, "%d columns", cols)
-	}
 }
 
 // TestSwarLowering checks which products take the integer mat-vec (one dispatch) and which
@@ -135,7 +123,6 @@ func TestSwarLowering(t *testing.T) {
 		return ks
 	}
 	swar := []string{"mul_mat_vec_q4"}
-	cache := newCompiler(t)
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
 		m := int64(4096) // 2^24 weights, 2^25 for the blocks of 32, 2^27 for Q6_K
 		switch q {
@@ -146,20 +133,7 @@ func TestSwarLowering(t *testing.T) {
 		}
 		require.Equal(t, swar, kernels(mm(q, m, 4096, 1), l), "%s at the threshold", q)
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 1), l), "%s below the threshold", q)
-		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), l), "%s, two columns by default", q)
-		cols := *l
-		cols.SwarCols = 8
-		for _, n := range []int64{2, 4, 8} {
-			ds, err := Lower(mm(q, m, 4096, n), &cols)
-			require.NoError(t, err)
-			require.Len(t, ds, 1)
-			require.Equal(t, "mul_mat_vec_q4", ds[0].Spec.Kernel, "%s, %d columns", q, n)
-			require.Equal(t, fmt.Sprint(n), ds[0].Spec.Defines["NCOLS"], "%s, %d columns", q, n)
-			_, err = cache.Pipeline(ds[0].Spec)
-			require.NoError(t, err, "%s, %d columns", q, n)
-		}
-		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 2), &cols), "%s below the threshold, two columns", q)
-		require.NotContains(t, kernels(mm(q, m, 4096, 9), &cols), "mul_mat_vec_q4", "%s, nine columns", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), l), "%s, two columns", q)
 	}
 	for _, ex := range matVecQ4Examples() {
 		require.Equal(t, swar, kernels(ex, l), "the compile test's example %s", ex.Src[0].Type)
@@ -189,14 +163,13 @@ func TestSwarLowering(t *testing.T) {
 		require.False(t, IsScratch(x))
 	}
 
+	cache := newCompiler(t)
 	gluRow := fusion(t, "mul_mat+mul_mat+glu")
-	l.SwarCols = 4 // the gate form by four columns too
-	for i, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
-		cols := int64(1 + 3*(i%2)) // one column, and four
-		x := f32(4096, cols)
-		gate := node(tensor.OpMulMat, f32(32768, cols), nil, contiguous(q, 4096, 32768), x)
-		up := node(tensor.OpMulMat, f32(32768, cols), nil, contiguous(q, 4096, 32768), x)
-		glu := node(tensor.OpGLU, f32(32768, cols), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
+		x := f32(4096, 1)
+		gate := node(tensor.OpMulMat, f32(32768, 1), nil, contiguous(q, 4096, 32768), x)
+		up := node(tensor.OpMulMat, f32(32768, 1), nil, contiguous(q, 4096, 32768), x)
+		glu := node(tensor.OpGLU, f32(32768, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)
 		n := []*tensor.Tensor{gate, up, glu}
 		require.True(t, gluRow.Applies(n, l))
 		ds, err := gluRow.Lower(n, l)
@@ -204,7 +177,6 @@ func TestSwarLowering(t *testing.T) {
 		require.Len(t, ds, 1)
 		require.Equal(t, "mul_mat_vec_q4", ds[0].Spec.Kernel)
 		require.Equal(t, "1", ds[0].Spec.Defines["GLU"])
-		require.Equal(t, fmt.Sprint(cols), ds[0].Spec.Defines["NCOLS"])
 		require.Equal(t, []*tensor.Tensor{gate.Src[0], up.Src[0]}, ds[0].Tensors[:2])
 		require.Same(t, glu, ds[0].Tensors[len(ds[0].Tensors)-1])
 		for _, d := range ds {

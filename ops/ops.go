@@ -51,14 +51,11 @@ type Limits struct {
 	MaxStorageBuffers int
 	// SwarOff turns off the integer mat-vec of 4-bit and Q6_K weights (mul_mat_vec_q4.go),
 	// and SwarRows and SwarWG override its rows per workgroup and workgroup size (0: the
-	// defaults), SwarMin the fewest weights (M x K) a product needs to take it (0:
-	// swarMinDefault), and SwarCols the most src1 columns it takes (0: one; up to
-	// matVecMaxCols: the forms for several columns are not measured on a GPU yet), for
-	// comparisons and tuning (temporary).
+	// defaults), and SwarMin the fewest weights (M x K) a product needs to take it (0:
+	// swarMinDefault), for comparisons and tuning (temporary).
 	SwarOff          bool
 	SwarRows, SwarWG int
 	SwarMin          int
-	SwarCols         int
 }
 
 // family is what each op file registers for an op.

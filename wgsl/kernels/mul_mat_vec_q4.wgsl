@@ -1,11 +1,7 @@
 // Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go; Q6_K in
-// its Q6K form, below) by NCOLS (1 to 8) src1 columns, with integer dot products two
-// weights at a time in the 16-bit lanes of an i32 (SWAR).
-// dst[i, j, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, j, b2, b3]
-// Column j of a batch starts at src1 element v + j * B.y (vector rows). The weights'
-// decoding (the masked pairs of each quant word, the affine map) is shared by the
-// columns: each column has its quantized activations and its partial sums, the
-// accumulators (m, r, j) at (m * ROWS + r) * NCOLS + j.
+// its Q6K form, below) by one src1 column, with integer dot products two weights at a
+// time in the 16-bit lanes of an i32 (SWAR).
+// dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
 // Each invocation quantizes the activations of the groups it takes, in registers, to 8
 // bits per block of 32 (dx = max|x| / 127, xq = x / dx rounded to nearest), packed in the
 // weights' nibble order: for quant word g (elements e..e+3 in its low nibbles and e+HALF..
@@ -39,7 +35,6 @@
 // Tasks are single groups; the block's byte is computed (Q6_K rows need not start on
 // word boundaries: the blocks of 210 bytes alternate between two alignments).
 const ROWS = {{ROWS}}u;
-const NCOLS = {{NCOLS}}u;
 const HALF = {{HALF}}u;
 const WPG = {{WPG}}u; // quant words per group
 const GROUP = 8u * WPG; // elements per group
@@ -53,9 +48,8 @@ const MATS = 2u;
 #else
 const MATS = 1u;
 #endif
-const SUMS = MATS * ROWS * NCOLS; // partial sums per invocation
 
-var<workgroup> red: array<f32, {{RED}}>; // MATS * ROWS * NCOLS * WG
+var<workgroup> red: array<f32, {{RED}}>; // MATS * ROWS * WG
 
 // The two-element dot products of up to 8 wrapped SWAR products summed in acc: the upper
 // half of acc less the borrow of the sign-extended lower half.
@@ -68,18 +62,12 @@ fn swar_dot(acc: i32) -> i32 {
 // instruction: see uf in common.wgsl).
 fn if32(v: i32) -> f32 { return bitcast<f32>(v + 0x4b400000) - 12582912.0; }
 
-// The SWAR products of the weight pairs l of a quant word (word_pairs, q6_pairs) with
-// their activation words x: the low nibbles' two products in .x, the high nibbles' in .y.
-fn pairs_dot(l: vec4<i32>, x: vec4<i32>) -> vec2<i32> {
-  return vec2<i32>(l.x * x.x + l.y * x.y, l.z * x.z + l.w * x.w);
-}
-
 #if NIBBLES
-// The weight pairs of quant word q, in the order of its activation words: masked after
-// shifts of 0, 8 (the low nibbles), 4 and 12 (the high ones).
-fn word_pairs(q: u32) -> vec4<i32> {
-  return vec4<i32>(i32(q & 0x000f000fu), i32((q >> 8u) & 0x000f000fu),
-                   i32((q >> 4u) & 0x000f000fu), i32((q >> 12u) & 0x000f000fu));
+// The SWAR products of quant word q with its activation words x: the low nibbles' two
+// products in .x, the high nibbles' in .y.
+fn word_dot(q: u32, x: vec4<i32>) -> vec2<i32> {
+  return vec2<i32>(i32(q & 0x000f000fu) * x.x + i32((q >> 8u) & 0x000f000fu) * x.y,
+                   i32((q >> 4u) & 0x000f000fu) * x.z + i32((q >> 12u) & 0x000f000fu) * x.w);
 }
 
 // Matrix m's (0: src0, 1: src0b) unit word, quant word and affine map.
@@ -103,10 +91,9 @@ fn affine(m: u32, uw: u32, b: u32, j: u32) -> vec2<f32> {
 }
 #endif
 
-// The quantized activations of the group whose first element is src1 element c (column
-// j's): the words of its WPG quant words in x from j * WPG, and (dx, sx) of its low and
-// high half's block(s).
-fn quant_group(x: ptr<function, array<vec4<i32>, {{XW}}>>, j: u32, c: u32) -> vec4<f32> {
+// The quantized activations of the group whose first element is src1 element c: the
+// words of its WPG quant words in x, and (dx, sx) of its low and high half's block(s).
+fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, c: u32) -> vec4<f32> {
   var lo: array<vec4<f32>, {{WPG}}>;
   var hi: array<vec4<f32>, {{WPG}}>;
   var ml = vec4<f32>(0.0);
@@ -140,7 +127,7 @@ fn quant_group(x: ptr<function, array<vec4<i32>, {{XW}}>>, j: u32, c: u32) -> ve
     let h = bitcast<vec4<i32>>(hi[w] * ih + 12582912.0) - vec4<i32>(0x4b400000);
     sl = sl + l;
     sh = sh + h;
-    (*x)[j * WPG + w] = vec4<i32>(l.z + (l.x << 16u), l.w + (l.y << 16u), h.z + (h.x << 16u), h.w + (h.y << 16u));
+    (*x)[w] = vec4<i32>(l.z + (l.x << 16u), l.w + (l.y << 16u), h.z + (h.x << 16u), h.w + (h.y << 16u));
   }
   let dl = al / 127.0;
   let dh = ah / 127.0;
@@ -149,46 +136,51 @@ fn quant_group(x: ptr<function, array<vec4<i32>, {{XW}}>>, j: u32, c: u32) -> ve
 
 #if NIBBLES
 // Adds group gg of block blk (a literal) of the unit starting at element u of the ROWS
-// rows from i0 (matrix base a) of every matrix, times activation group gx of the NCOLS
-// columns from src1 element v, to the partial sums.
+// rows from i0 (matrix base a) of every matrix, times activation group gx of the column
+// at src1 element v, to the partial sums.
 fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, v: u32) {
-  var x: array<vec4<i32>, {{XW}}>;
-  var xd: array<vec4<f32>, {{NCOLS}}>;
-  for (var j = 0u; j < NCOLS; j = j + 1u) {
-    xd[j] = quant_group(&x, j, v + j * p.B.y + gx * GROUP);
+#if PRELOAD
+  // Every row's quant words first (one matrix of four words a group: see swarPreload in
+  // ops/mul_mat_vec_q4.go), in flight while the activations are quantized.
+  var qw: array<u32, {{QW}}>; // ROWS * WPG
+  for (var r = 0u; r < ROWS; r = r + 1u) {
+    let uw = unit_word(0u, a + min(i0 + r, p.M - 1u) * p.A.y + u);
+    for (var w = 0u; w < WPG; w = w + 1u) { qw[r * WPG + w] = qsw(0u, uw, blk * src0_BLOCK_BYTES, gg * WPG + w); }
   }
+#endif
+  var x: array<vec4<i32>, {{WPG}}>;
+  let xd = quant_group(&x, v + gx * GROUP);
+#if SPLIT
+  let xl = xd.xy;
+  let xh = xd.zw;
+#else
+  let x0 = vec2<f32>(xd.x, xd.y + xd.w);
+#endif
   let b = blk * src0_BLOCK_BYTES;
-  let jb = gg * GROUP / 32u; // the sub-block of the low nibbles
+  let j = gg * GROUP / 32u; // the sub-block of the low nibbles
   for (var m = 0u; m < MATS; m = m + 1u) {
     for (var r = 0u; r < ROWS; r = r + 1u) {
       let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
-      var d = array<vec2<i32>, {{NCOLS}}>(); // zero: a declaration alone does not clear it in a loop
+      var d = vec2<i32>(0);
       for (var w0 = 0u; w0 < WPG; w0 = w0 + 4u) { // 8 products per accumulator at most
-        var s = array<vec2<i32>, {{NCOLS}}>(); // zero: a declaration alone does not clear it in a loop
+        var s = vec2<i32>(0);
         for (var w = w0; w < w0 + 4u; w = w + 1u) {
-          let l = word_pairs(qsw(m, uw, b, gg * WPG + w));
-          for (var j = 0u; j < NCOLS; j = j + 1u) {
-            s[j] = s[j] + pairs_dot(l, x[j * WPG + w]);
-          }
+#if PRELOAD
+          s = s + word_dot(qw[r * WPG + w], x[w]);
+#else
+          s = s + word_dot(qsw(m, uw, b, gg * WPG + w), x[w]);
+#endif
         }
-        for (var j = 0u; j < NCOLS; j = j + 1u) {
-          d[j] = d[j] + vec2<i32>(swar_dot(s[j].x), swar_dot(s[j].y));
-        }
+        d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
       }
 #if SPLIT
-      let fl = affine(m, uw, b, jb);
-      let fh = affine(m, uw, b, jb + 1u);
+      let fl = affine(m, uw, b, j);
+      let fh = affine(m, uw, b, j + 1u);
+      (*acc)[m * ROWS + r] = (*acc)[m * ROWS + r] + fl.x * (xl.x * if32(d.x)) + fl.y * xl.y + fh.x * (xh.x * if32(d.y)) + fh.y * xh.y;
 #else
-      let f = affine(m, uw, b, jb);
+      let f = affine(m, uw, b, j);
+      (*acc)[m * ROWS + r] = (*acc)[m * ROWS + r] + f.x * (x0.x * if32(d.x + d.y)) + f.y * x0.y;
 #endif
-      for (var j = 0u; j < NCOLS; j = j + 1u) {
-        let o = (m * ROWS + r) * NCOLS + j;
-#if SPLIT
-        (*acc)[o] = (*acc)[o] + fl.x * (xd[j].x * if32(d[j].x)) + fl.y * xd[j].y + fh.x * (xd[j].z * if32(d[j].y)) + fh.y * xd[j].w;
-#else
-        (*acc)[o] = (*acc)[o] + f.x * (xd[j].x * if32(d[j].x + d[j].y)) + f.y * (xd[j].y + xd[j].w);
-#endif
-      }
     }
   }
 }
@@ -228,56 +220,46 @@ fn q6block(m: u32, i: u32) -> u32 {
   return src0_q6block(i);
 }
 
-// The signed weight pairs of ql word q and qh word h (its runs' bits from sh, low nibbles'
-// run; from sh + 4, high nibbles' run), in the order of their activation words.
-fn q6_pairs(q: u32, h: u32, sh: u32) -> vec4<i32> {
+// The SWAR products of ql word q and qh word h (its runs' bits from sh, low nibbles' run;
+// from sh + 4, high nibbles' run) in signed lanes with the activation words x: the low
+// nibbles' two products in .x, the high nibbles' in .y.
+fn q6_word_dot(q: u32, h: u32, sh: u32, x: vec4<i32>) -> vec2<i32> {
   let hl = h >> sh;
   let hh = h >> (sh + 4u);
   let a = i32((q & 0x000f000fu) | ((hl & 0x00030003u) << 4u)) - 0x00200020;
   let b = i32(((q >> 8u) & 0x000f000fu) | (((hl >> 8u) & 0x00030003u) << 4u)) - 0x00200020;
   let c = i32(((q >> 4u) & 0x000f000fu) | ((hh & 0x00030003u) << 4u)) - 0x00200020;
   let d = i32(((q >> 12u) & 0x000f000fu) | (((hh >> 8u) & 0x00030003u) << 4u)) - 0x00200020;
-  return vec4<i32>(a, b, c, d);
+  return vec2<i32>(a * x.x + b * x.y, c * x.z + d * x.w);
 }
 
 // Adds group gg (2 h + p) of the block holding element u (its first) of the ROWS rows from
-// i0 (matrix base a) of every matrix, times the activations from element e of the NCOLS
-// columns from src1 element v, to the partial sums.
-fn q6_group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, gg: u32, v: u32, e: u32) {
-  var x: array<vec4<i32>, {{XW}}>;
-  var xd: array<vec4<f32>, {{NCOLS}}>;
-  for (var j = 0u; j < NCOLS; j = j + 1u) {
-    xd[j] = quant_group(&x, j, v + j * p.B.y + e);
-  }
+// i0 (matrix base a) of every matrix, times the activations from src1 element c, to the
+// partial sums.
+fn q6_group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, gg: u32, c: u32) {
+  var x: array<vec4<i32>, {{WPG}}>;
+  let xd = quant_group(&x, c);
   let h = gg >> 1u;
   let sh = 2u * (gg & 1u);
   for (var m = 0u; m < MATS; m = m + 1u) {
     for (var r = 0u; r < ROWS; r = r + 1u) {
       let b = q6block(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
-      // per column and 16 elements (l < 16 in .xy, l >= 16 in .zw): low run, high run
-      var d = array<vec4<i32>, {{NCOLS}}>(); // zero: a declaration alone does not clear it in a loop
-      for (var w0 = 0u; w0 < 8u; w0 = w0 + 2u) { // 4 products per accumulator at most
-        var s = array<vec2<i32>, {{NCOLS}}>(); // zero: a declaration alone does not clear it in a loop
-        for (var w = w0; w < w0 + 2u; w = w + 1u) {
-          let l = q6_pairs(q6ql(m, b, 16u * h + 4u * sh + w), q6qh(m, b, 8u * h + w), sh);
-          for (var j = 0u; j < NCOLS; j = j + 1u) {
-            s[j] = s[j] + pairs_dot(l, x[j * WPG + w]);
+      var d: array<vec2<i32>, 2>; // per 16 elements (l < 16, l >= 16): low run, high run
+      for (var k = 0u; k < 2u; k = k + 1u) {
+        d[k] = vec2<i32>(0);
+        for (var w0 = 4u * k; w0 < 4u * k + 4u; w0 = w0 + 2u) { // 4 products per accumulator at most
+          var s = vec2<i32>(0);
+          for (var w = w0; w < w0 + 2u; w = w + 1u) {
+            s = s + q6_word_dot(q6ql(m, b, 16u * h + 4u * sh + w), q6qh(m, b, 8u * h + w), sh, x[w]);
           }
-        }
-        let k = w0 / 4u;
-        for (var j = 0u; j < NCOLS; j = j + 1u) {
-          let t = vec2<i32>(swar_dot(s[j].x), swar_dot(s[j].y));
-          d[j] = d[j] + select(vec4<i32>(0, 0, t), vec4<i32>(t, 0, 0), k == 0u);
+          d[k] = d[k] + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
         }
       }
       let sl = i8x4(q6scales(m, b, 8u * h + sh)); // .x, .y: the low run's
       let sc = i8x4(q6scales(m, b, 8u * h + sh + 4u)); // the high run's
       let f = q6d(m, b);
-      for (var j = 0u; j < NCOLS; j = j + 1u) {
-        let o = (m * ROWS + r) * NCOLS + j;
-        (*acc)[o] = (*acc)[o] + f * (xd[j].x * (sl.x * if32(d[j].x) + sl.y * if32(d[j].z)) +
-                                     xd[j].z * (sc.x * if32(d[j].y) + sc.y * if32(d[j].w)));
-      }
+      (*acc)[m * ROWS + r] = (*acc)[m * ROWS + r] + f * (xd.x * (sl.x * if32(d[0].x) + sl.y * if32(d[1].x)) +
+                                                         xd.z * (sc.x * if32(d[0].y) + sc.y * if32(d[1].y)));
     }
   }
 }
@@ -297,13 +279,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
   let v = b2 * p.B.z + b3 * p.B.w;
   var acc: array<f32, {{ACC}}>;
-  for (var r = 0u; r < SUMS; r = r + 1u) { acc[r] = 0.0; }
+  for (var r = 0u; r < MATS * ROWS; r = r + 1u) { acc[r] = 0.0; }
   for (var t = lid; t < p.K / TASK; t = t + {{WG}}u) {
     let c = t * TASK;
 #if Q6K
     let u = c - c % 256u;
     let gg = (c % 256u) / GROUP;
-    q6_group_rows(&acc, a, i0, u, gg, v, u + 128u * (gg >> 1u) + 32u * (gg & 1u));
+    q6_group_rows(&acc, a, i0, u, gg, v + u + 128u * (gg >> 1u) + 32u * (gg & 1u));
 #else
     let u = c - c % src0_UNIT_ELEMS;
     let gg = (c % src0_BLOCK_ELEMS) / GROUP;
@@ -312,23 +294,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endfor
 #endif
   }
-  for (var r = 0u; r < SUMS; r = r + 1u) { red[r * {{WG}}u + lid] = acc[r]; }
+  for (var r = 0u; r < MATS * ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = acc[r]; }
   workgroupBarrier();
   for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
     if (lid < s) {
-      for (var r = 0u; r < SUMS; r = r + 1u) { red[r * {{WG}}u + lid] = red[r * {{WG}}u + lid] + red[r * {{WG}}u + lid + s]; }
+      for (var r = 0u; r < MATS * ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = red[r * {{WG}}u + lid] + red[r * {{WG}}u + lid + s]; }
     }
     workgroupBarrier();
   }
-  for (var o = lid; o < ROWS * NCOLS; o = o + {{WG}}u) { // (row, column) o = r * NCOLS + j
-    let r = o / NCOLS;
-    let j = o % NCOLS;
-    if (i0 + r < p.M) {
-      var y = red[o * {{WG}}u];
+  if (lid < ROWS && i0 + lid < p.M) {
+    var y = red[lid * {{WG}}u];
 #if GLU
-      y = silu(y) * red[(ROWS * NCOLS + o) * {{WG}}u];
+    y = silu(y) * red[(ROWS + lid) * {{WG}}u];
 #endif
-      dst_set(offset4(vec4<u32>(i0 + r, j, b2, b3), p.D), y);
-    }
+    dst_set(offset4(vec4<u32>(i0 + lid, 0u, b2, b3), p.D), y);
   }
 }
