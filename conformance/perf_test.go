@@ -1,12 +1,13 @@
 package conformance
 
 import (
-	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"math"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,10 +79,48 @@ func TestPerfCases(t *testing.T) {
 	}
 	// 8 F16 shapes at n = 1 and 512; 2 shapes x n = 2, 4, 8 in F16; 2 shapes x 5 n in 6
 	// formats; 2 output heads at n = 1 in 7; 3 more decode shapes in 2; a prompt product
-	// over normal weights, twice.
-	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+60+14+6+2)
+	// over normal weights, twice; cold weights: 2 shapes x n = 1, 2, 4, 8 in 7 formats and
+	// 6 more decode shapes in 3.
+	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+60+14+6+2+56+18)
 	require.Len(t, FilterPerf(cs, "n=512,k=4096"), 2+6)
-	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 15)
-	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 30, "alternatives")
+	require.Len(t, FilterPerf(cs, "weights=cold"), 56+18)
+	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 15+8+6)
+	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 30+28, "alternatives")
 	require.Len(t, FilterPerf(cs, "m=128256,"), 14)
+}
+
+// TestPerfColdCopies builds a cold-weight case (perfMulMatCold) and checks that its
+// repetitions take their weights and activations from successive copies of one leaf,
+// perfColdBytes of weights in all, and start over after the last copy.
+func TestPerfColdCopies(t *testing.T) {
+	cfg := testConfig(t)
+	env, err := OpenPerf(PerfConfig{LibDir: cfg.LibDir, BackendPath: cfg.BackendPath, Devices: []string{"CPU"}, Threads: 1})
+	require.NoError(t, err)
+	defer env.Close()
+	l := env.L
+	ctx := l.Init(1<<20, true)
+	require.NotZero(t, ctx)
+	defer l.Free(ctx)
+	b := &PerfBuilder{L: l, Ctx: ctx, idxMax: map[ggml.Tensor]int64{}, values: map[ggml.Tensor]leafValues{}}
+	const k, m, n = 4096, 14336, 2
+	matBytes := uint64(m * k / 32 * 18) // Q4_0
+	copies := int((perfColdBytes + matBytes - 1) / matBytes)
+	require.Equal(t, 9, copies) // 33 MB each: 9 hold 256 MiB
+	rep := perfMulMatCold(tensor.Q4_0, k, m, n).Build(b)
+	var w, x ggml.Tensor
+	for i := 0; i <= copies; i++ {
+		out := rep()
+		vw, vx := out.Src(0), out.Src(1)
+		require.Equal(t, [4]int64{k, m, 1, 1}, vw.Ne())
+		require.Equal(t, [4]int64{k, n, 1, 1}, vx.Ne())
+		if i == 0 {
+			w, x = vw.ViewSrc(), vx.ViewSrc()
+			require.Equal(t, [4]int64{k, m * int64(copies), 1, 1}, w.Ne(), "one leaf of the weights' copies")
+		}
+		require.Equal(t, w, vw.ViewSrc())
+		require.Equal(t, x, vx.ViewSrc())
+		c := uint64(i % copies)
+		require.Equal(t, c*matBytes, vw.ViewOffs(), "repetition %d", i)
+		require.Equal(t, c*k*n*4, vx.ViewOffs(), "repetition %d", i)
+	}
 }
