@@ -132,6 +132,10 @@ func TestSwarLowering(t *testing.T) {
 			m = 32768
 		}
 		require.Equal(t, swar, kernels(mm(q, m, 4096, 1), l), "%s at the threshold", q)
+		ds, err := Lower(mm(q, m, 4096, 1), l)
+		require.NoError(t, err)
+		preload := q == tensor.Q4_0 || q == tensor.Q4_1 // swarPreload: four words a group
+		require.Equal(t, flag(preload), ds[0].Spec.Defines["PRELOAD"], "%s preloads its quant words", q)
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 1), l), "%s below the threshold", q)
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), l), "%s, two columns", q)
 	}
@@ -177,6 +181,7 @@ func TestSwarLowering(t *testing.T) {
 		require.Len(t, ds, 1)
 		require.Equal(t, "mul_mat_vec_q4", ds[0].Spec.Kernel)
 		require.Equal(t, "1", ds[0].Spec.Defines["GLU"])
+		require.Equal(t, "0", ds[0].Spec.Defines["PRELOAD"], "the gate form does not preload")
 		require.Equal(t, []*tensor.Tensor{gate.Src[0], up.Src[0]}, ds[0].Tensors[:2])
 		require.Same(t, glu, ds[0].Tensors[len(ds[0].Tensors)-1])
 		for _, d := range ds {
