@@ -49,6 +49,9 @@ type PerfCase struct {
 	// Build creates the inputs in b once and returns rep, which adds one more repetition of
 	// the op reading those inputs and returns its output.
 	Build func(b *PerfBuilder) (rep func() ggml.Tensor)
+	// Chain marks a repetition of several nodes (a pattern a backend may fuse): its bytes
+	// and FLOP are the sums over its nodes, not those of its output node alone.
+	Chain bool
 }
 
 // PerfBuilder is what a PerfCase's Build works with: the library, a no_alloc context and the
@@ -262,6 +265,7 @@ func PerfCases() []*PerfCase {
 	// few halves per thousand subnormal), and the same with those flushed to zero.
 	cs = append(cs, perfMulMatNormal(tensor.F16, 2048, 8192, 442, false), perfMulMatNormal(tensor.F16, 2048, 8192, 442, true))
 	cs = append(cs, perfFlashAttnCases()...)
+	cs = append(cs, perfFFNGateCases()...)
 	return cs
 }
 
@@ -313,24 +317,34 @@ func perfMulMatCold(ta tensor.Type, k, m, n int64) *PerfCase {
 		Name: fmt.Sprintf("MUL_MAT(type_a=%s,type_b=f32,m=%d,n=%d,k=%d,weights=cold)", ta, m, n, k),
 		Op:   "MUL_MAT",
 		Build: func(b *PerfBuilder) func() ggml.Tensor {
-			// One leaf of all the copies (filled once), each repetition a view of the next.
+			copies := coldCopies(ta, k, m, 1)
+			w := b.copies("w", ta, k, m, copies)
 			// The activations have copies too: products of one activation by different
 			// weights are what a backend may fuse (a layer's Q, K and V).
-			row := uint64(k/int64(ta.BlockElems())) * uint64(ta.Size())
-			copies := max(1, ceilDiv(perfColdBytes, max(row*uint64(m), 1)))
-			w := b.New("w", ta, k, m*int64(copies))
-			x := b.New("x", f32, k, n*int64(copies))
-			xcol := uint64(k) * 4
+			x := b.copies("x", f32, k, n, copies)
 			i := uint64(0)
 			return func() ggml.Tensor {
 				c := i % copies
 				i++
-				vw := b.L.View2D(b.Ctx, w, k, m, row, c*row*uint64(m))
-				vx := b.L.View2D(b.Ctx, x, k, n, xcol, c*xcol*uint64(n))
-				return b.L.MulMat(b.Ctx, vw, vx)
+				return b.L.MulMat(b.Ctx, w(c), x(c))
 			}
 		},
 	}
+}
+
+// coldCopies returns how many copies of mats [k, m] matrices of type ta hold
+// perfColdBytes.
+func coldCopies(ta tensor.Type, k, m, mats int64) uint64 {
+	row := uint64(k/int64(ta.BlockElems())) * uint64(ta.Size())
+	return max(1, ceilDiv(perfColdBytes, max(row*uint64(m*mats), 1)))
+}
+
+// copies creates one leaf of n copies of a [k, m] matrix of type t (filled once) and
+// returns the view of copy c.
+func (b *PerfBuilder) copies(name string, t tensor.Type, k, m int64, n uint64) func(c uint64) ggml.Tensor {
+	row := uint64(k/int64(t.BlockElems())) * uint64(t.Size())
+	all := b.New(name, t, k, m*int64(n))
+	return func(c uint64) ggml.Tensor { return b.L.View2D(b.Ctx, all, k, m, row, c*row*uint64(m)) }
 }
 
 // perfMulMatNormal is perfMulMat with weights of deviation 0.02 (see leafValues).
@@ -699,6 +713,15 @@ func (e *PerfEnv) Measure(c *PerfCase, d *PerfDevice, opts PerfOptions) (res Per
 	}
 
 	res.Bytes, res.Flops = opBytes(l, first), opFlops(first)
+	if c.Chain {
+		res.Bytes, res.Flops = 0, 0
+		for i := 0; i < nodes; i++ {
+			if node := l.GraphNode(g, i); !node.Op().IsView() {
+				res.Bytes += opBytes(l, node)
+				res.Flops += opFlops(node)
+			}
+		}
+	}
 	if opts.MaxOpFlops > 0 && res.Flops > opts.MaxOpFlops {
 		res.Status = PerfSkipped
 		res.Msg = fmt.Sprintf("%s GFLOP per op > %s (-max-gflop)", fmtSig(float64(res.Flops)/1e9),
@@ -728,11 +751,12 @@ func (e *PerfEnv) Measure(c *PerfCase, d *PerfDevice, opts PerfOptions) (res Per
 		return res
 	}
 	defer l.BufferFree(buf)
+	made := map[fillKey][][]byte{}
 	for i, t := range l.Tensors(ctx) {
 		if t.Op() != tensor.OpNone || t.ViewSrc() != 0 || t.NElements() == 0 {
 			continue
 		}
-		if err := fillLeaf(l, t, uint64(i), b.idxMax[t], b.values[t]); err != nil {
+		if err := fillLeaf(l, t, uint64(i), b.idxMax[t], b.values[t], made); err != nil {
 			res.Msg = err.Error()
 			return res
 		}
@@ -820,7 +844,16 @@ const fillDistinct = 8
 // fillLeaf writes deterministic data into the contiguous leaf t: values in [-1, 1) for F32,
 // F16 and the quantized types (quantized by ggml's own quantizer, whole rows at a time),
 // integers in [0, idxMax) for I32 and I64 (idxMax 0: 10).
-func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64, lv leafValues) error {
+// fillKey says which big leaves fillLeaf fills alike: those of one type, row length and
+// value draw.
+type fillKey struct {
+	typ    tensor.Type
+	row    int64
+	idxMax int64
+	lv     leafValues
+}
+
+func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64, lv leafValues, cache map[fillKey][][]byte) error {
 	typ := t.Type()
 	es := typ.Size()
 	if es == 0 || !t.IsContiguous() {
@@ -843,10 +876,18 @@ func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64, lv leafValu
 	}
 	vals := make([]float32, 0, chunk)
 	var raw []byte
-	var made [][]byte // the first fillDistinct whole chunks, repeated after them
+	// The first fillDistinct whole chunks, repeated after them; a big leaf (fillDistinct
+	// chunks or more) repeats those of the first big leaf of its kind (cache), so that many
+	// copies of a weight cost one quantization.
+	key := fillKey{typ, row, idxMax, lv}
+	big := n >= fillDistinct*chunk
+	made := cache[key]
+	if !big {
+		made = nil
+	}
 	for off := int64(0); off < n; off += chunk {
 		cnt := min(n-off, chunk)
-		if c := off / chunk; c >= fillDistinct && cnt == chunk {
+		if c := off / chunk; c < int64(len(made)) || c >= fillDistinct && cnt == chunk {
 			l.TensorSet(t, made[c%fillDistinct], uint64(off/be)*uint64(es))
 			continue
 		}
@@ -898,6 +939,9 @@ func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64, lv leafValu
 		if len(made) < fillDistinct && cnt == chunk {
 			made = append(made, append([]byte(nil), raw...))
 		}
+	}
+	if big && cache[key] == nil {
+		cache[key] = made
 	}
 	return nil
 }

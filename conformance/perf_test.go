@@ -30,9 +30,14 @@ func TestPerfSmoke(t *testing.T) {
 
 	opts := QuickPerfOptions()
 	opts.MinRuns, opts.MinTime, opts.MaxTime, opts.MaxReps = 2, 0, 0, 4
-	cases := []*PerfCase{perfBinary("ADD", 64, 4, 4), perfMulMat(tensor.F16, 64, 32, 4), perfMulMat(tensor.Q4_0, 64, 32, 4)}
-	wantBytes := []uint64{3 * 64 * 4 * 4, 64*32*2 + 64*4*4 + 32*4*4, 64*32/32*18 + 64*4*4 + 32*4*4}
-	wantFlops := []uint64{0, 2 * 64 * 32 * 4, 2 * 64 * 32 * 4}
+	// A chain's figures are its nodes' sums: two ADDs, each reading two and writing one.
+	chain := &PerfCase{Name: "ADD(ADD(a,b),b)", Op: "ADD", Chain: true, Build: func(b *PerfBuilder) func() ggml.Tensor {
+		x, y := b.New("a", f32, 64, 4), b.New("b", f32, 64, 4)
+		return func() ggml.Tensor { return b.L.Add(b.Ctx, b.L.Add(b.Ctx, x, y), y) }
+	}}
+	cases := []*PerfCase{perfBinary("ADD", 64, 4, 4), perfMulMat(tensor.F16, 64, 32, 4), perfMulMat(tensor.Q4_0, 64, 32, 4), chain}
+	wantBytes := []uint64{3 * 64 * 4 * 4, 64*32*2 + 64*4*4 + 32*4*4, 64*32/32*18 + 64*4*4 + 32*4*4, 2 * 3 * 64 * 4 * 4}
+	wantFlops := []uint64{0, 2 * 64 * 32 * 4, 2 * 64 * 32 * 4, 0}
 	rep := env.Run(cases, opts, func(r PerfResult) { t.Log(r) })
 	require.True(t, rep.OK())
 	finite := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
@@ -83,9 +88,11 @@ func TestPerfCases(t *testing.T) {
 	// 6 more decode shapes in 3.
 	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+60+14+6+2+56+18)
 	require.Len(t, FilterPerf(cs, "n=512,k=4096"), 2+6)
-	require.Len(t, FilterPerf(cs, "weights=cold"), 56+18)
-	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 15+8+6)
-	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 30+28, "alternatives")
+	require.Len(t, FilterPerf(cs, "weights=cold"), 56+18+11)
+	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 15+8+6+5)
+	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 30+28+7, "alternatives")
+	// the feed-forward gate: 2 shapes in 4 formats, and Q4_K's 8B shape at n = 2, 4, 8
+	require.Len(t, FilterPerf(cs, "FFN_GATE"), 8+3)
 	require.Len(t, FilterPerf(cs, "m=128256,"), 14)
 }
 
