@@ -184,8 +184,9 @@ func (b *Backend) Close() {
 	}
 	s := b.stats
 	n := time.Duration(s.Graphs)
-	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph, wait %v/graph, pipelines %d",
-		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, s.Wait/n, b.Dev.PipelineCount())
+	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph, wait %v/graph, pipelines %d, own memory %.2f MiB",
+		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, s.Wait/n, b.Dev.PipelineCount(),
+		float64(b.Dev.OwnMemory())/(1<<20))
 	if b.timer != nil {
 		logf(LogInfo, "%s GPU time by node and kernel:\n%s", b.Dev.Name, b.timer.report())
 	}

@@ -175,6 +175,22 @@ func (d *Device) Limits() ops.Limits {
 		SwarMin: envInt(EnvSwarMin)}
 }
 
+// OwnMemory returns the GPU memory in buffers that the device holds beyond those ggml
+// allocated: the parameter arena, scratch memory (with the smaller buffers it replaced,
+// which compiled graphs still bind), the readback buffer and timing buffers.
+func (d *Device) OwnMemory() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gpu == nil {
+		return 0
+	}
+	var ggml uint64
+	for _, b := range d.buffers {
+		ggml += b.gpu.Size
+	}
+	return d.gpu.LiveBytes() - min(ggml, d.gpu.LiveBytes())
+}
+
 // Alignment is the buffer alignment ggml must respect: the storage offset alignment.
 func (d *Device) Alignment() uint64 {
 	g, err := d.open()

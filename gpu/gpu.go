@@ -217,7 +217,12 @@ type Device struct {
 	layout  map[int]C.WGPUBindGroupLayout
 	stage   *Buffer // reusable readback buffer
 	lost    error
+	live    atomic.Uint64 // bytes of the buffers created and not released
 }
+
+// LiveBytes returns the bytes of the device's buffers that are not released: what it
+// holds of the GPU's memory in buffers.
+func (d *Device) LiveBytes() uint64 { return d.live.Load() }
 
 // Open requests a device with the adapter's own limits (clamped where the binding needs it).
 func (a *Adapter) Open() (*Device, error) { return a.open(false) }
@@ -474,6 +479,7 @@ func (d *Device) createBuffer(size uint64, usage uint32) (*Buffer, error) {
 		}
 		return nil, err
 	}
+	d.live.Add(size)
 	return &Buffer{h: h, d: d, id: bufferIDs.Add(1), usage: usage, Size: size}, nil
 }
 
@@ -488,6 +494,7 @@ func (b *Buffer) Release() {
 		C.wgpuBufferRelease(b.h)
 	}
 	b.h = nil
+	b.d.live.Add(^(b.Size - 1)) // less b.Size
 }
 
 // Alive reports whether the buffer has not been released.

@@ -125,3 +125,18 @@ func TestMayOverlap(t *testing.T) {
 	n, msg := d.Errors()
 	require.Equal(t, 0, n, msg)
 }
+
+func TestLiveBytes(t *testing.T) {
+	d := openFirst(t)
+	before := d.LiveBytes()
+	a, err := d.CreateBuffer(1000, UsageStorage)
+	require.NoError(t, err)
+	b, err := d.CreateBuffer(6, UsageStorage) // rounded up to 8
+	require.NoError(t, err)
+	require.Equal(t, before+1000+8, d.LiveBytes())
+	a.Release()
+	a.Release() // a second release changes nothing
+	require.Equal(t, before+8, d.LiveBytes())
+	b.Release()
+	require.Equal(t, before, d.LiveBytes())
+}

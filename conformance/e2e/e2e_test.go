@@ -230,4 +230,13 @@ func TestTinyLlamaGenerates(t *testing.T) {
 	require.Contains(t, log, "tokens generated")
 	require.NotContains(t, log, "graph_compute on WGPU0", "the backend reported a failed graph")
 	require.Regexp(t, `WGPU0 profile: \d+ graphs \([1-9]\d* reused\)`, log, "decode graphs must be reused")
+	// The memory the library holds beyond ggml's buffers: at least the parameter arena,
+	// under 64 MiB.
+	m := regexp.MustCompile(`WGPU0 profile: .*own memory ([0-9.]+) MiB`).FindStringSubmatch(log)
+	require.NotNil(t, m, "the profile reports the library's own memory")
+	own, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	t.Logf("the library's own memory: %.2f MiB", own)
+	require.Greater(t, own, 0.0)
+	require.Less(t, own, 64.0)
 }
