@@ -841,9 +841,6 @@ const fillChunk = 1 << 20
 // them (quantizing hundreds of MiB of weights with ggml's quantizers took minutes).
 const fillDistinct = 8
 
-// fillLeaf writes deterministic data into the contiguous leaf t: values in [-1, 1) for F32,
-// F16 and the quantized types (quantized by ggml's own quantizer, whole rows at a time),
-// integers in [0, idxMax) for I32 and I64 (idxMax 0: 10).
 // fillKey says which big leaves fillLeaf fills alike: those of one type, row length and
 // value draw.
 type fillKey struct {
@@ -853,6 +850,10 @@ type fillKey struct {
 	lv     leafValues
 }
 
+// fillLeaf writes deterministic data into the contiguous leaf t: values in [-1, 1) for F32,
+// F16 and the quantized types (quantized by ggml's own quantizer, whole rows at a time),
+// integers in [0, idxMax) for I32 and I64 (idxMax 0: 10). Big leaves of one kind share
+// their first chunks through cache.
 func fillLeaf(l *ggml.Lib, t ggml.Tensor, seed uint64, idxMax int64, lv leafValues, cache map[fillKey][][]byte) error {
 	typ := t.Type()
 	es := typ.Size()
