@@ -335,14 +335,18 @@ func perfMulMatCold(ta tensor.Type, k, m, n int64) *PerfCase {
 // coldCopies returns how many copies of mats [k, m] matrices of type ta hold
 // perfColdBytes.
 func coldCopies(ta tensor.Type, k, m, mats int64) uint64 {
-	row := uint64(k/int64(ta.BlockElems())) * uint64(ta.Size())
-	return max(1, ceilDiv(perfColdBytes, max(row*uint64(m*mats), 1)))
+	return max(1, ceilDiv(perfColdBytes, max(rowBytes(ta, k)*uint64(m*mats), 1)))
+}
+
+// rowBytes returns the bytes of a row of k elements of type t (k a multiple of its block).
+func rowBytes(t tensor.Type, k int64) uint64 {
+	return uint64(k/int64(t.BlockElems())) * uint64(t.Size())
 }
 
 // copies creates one leaf of n copies of a [k, m] matrix of type t (filled once) and
 // returns the view of copy c.
 func (b *PerfBuilder) copies(name string, t tensor.Type, k, m int64, n uint64) func(c uint64) ggml.Tensor {
-	row := uint64(k/int64(t.BlockElems())) * uint64(t.Size())
+	row := rowBytes(t, k)
 	all := b.New(name, t, k, m*int64(n))
 	return func(c uint64) ggml.Tensor { return b.L.View2D(b.Ctx, all, k, m, row, c*row*uint64(m)) }
 }
