@@ -2,8 +2,12 @@ package backend
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ggml-wgpu/ggml-wgpu/exec"
@@ -45,6 +49,33 @@ type Backend struct {
 type Stats struct {
 	Graphs, Reused, Dispatches int
 	Encode, Wait               time.Duration // CPU time in Compute; time blocked in Synchronize
+	// Rows and Refused sum sched.Plan's counts of the graphs planned (reused ones not
+	// again): fused patterns by fusion row, and rows whose ops matched but that were not
+	// taken, by row and reason.
+	Rows, Refused map[string]int
+}
+
+// addCounts adds the counts of from to *to.
+func addCounts(to *map[string]int, from map[string]int) {
+	if len(from) > 0 && *to == nil {
+		*to = map[string]int{}
+	}
+	for k, v := range from {
+		(*to)[k] += v
+	}
+}
+
+// countsLine formats counts as "name N, ..." in name order ("none" when empty).
+func countsLine(c map[string]int) string {
+	if len(c) == 0 {
+		return "none"
+	}
+	keys := slices.Sorted(maps.Keys(c))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, c[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // NewBackend creates a backend instance on d.
@@ -99,6 +130,8 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error 
 			return err
 		}
 		plan.Cut(b.batch)
+		addCounts(&b.stats.Rows, plan.Rows)
+		addCounts(&b.stats.Refused, plan.Refused)
 		steps, err := d.compile(plan)
 		if err != nil {
 			return err
@@ -187,6 +220,11 @@ func (b *Backend) Close() {
 	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph, wait %v/graph, pipelines %d, own memory %.2f MiB",
 		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, s.Wait/n, b.Dev.PipelineCount(),
 		float64(b.Dev.OwnMemory())/(1<<20))
+	l := b.Dev.Limits()
+	logf(LogInfo, "%s limits the plans used: storage binding %d bytes, %d storage bindings a dispatch, workgroup %d invocations, %d bytes shared",
+		b.Dev.Name, l.MaxBinding, l.MaxStorageBuffers, l.MaxGroupSize, l.MaxWorkgroupStorage)
+	logf(LogInfo, "%s fusions in the graphs planned: %s; not taken where their ops matched: %s",
+		b.Dev.Name, countsLine(s.Rows), countsLine(s.Refused))
 	if b.timer != nil {
 		logf(LogInfo, "%s GPU time by node and kernel:\n%s", b.Dev.Name, b.timer.report())
 	}

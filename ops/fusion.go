@@ -55,6 +55,12 @@ type Fusion struct {
 // its guard admits them: all that the nodes alone decide. The caller checks that the
 // nodes need work and that the Private positions are private.
 func (f *Fusion) Applies(n []*tensor.Tensor, l *Limits) bool {
+	return f.Matches(n) && f.Guard(n, l)
+}
+
+// Matches reports whether the ops of nodes (as many as the row's positions) match the
+// row's pattern, before its guard is asked.
+func (f *Fusion) Matches(n []*tensor.Tensor) bool {
 	if len(n) != len(f.Ops) {
 		return false
 	}
@@ -63,7 +69,7 @@ func (f *Fusion) Applies(n []*tensor.Tensor, l *Limits) bool {
 			return false
 		}
 	}
-	return f.Guard(n, l)
+	return true
 }
 
 // Written returns the results a lowering of the row writes, in pattern order: those of

@@ -32,6 +32,20 @@ type Plan struct {
 	// Skipped counts nodes that needed no dispatch (a view inside a fused pattern too);
 	// Fused counts fused patterns.
 	Skipped, Fused int
+	// Rows counts the fused patterns by fusion row name. Refused counts, by "row: reason",
+	// the places where a row's ops matched the graph but the row was not taken: the graph
+	// (a result it would keep private is read elsewhere, or lies over a live source) or the
+	// row's guard (layouts, types, overlapping results, device limits) ruled it out. A
+	// profile reports both, so that a fusion missing on one device can be told apart.
+	Rows, Refused map[string]int
+}
+
+// refuse counts a row whose ops matched at some node but which was not taken, and why.
+func (p *Plan) refuse(f *ops.Fusion, why string) {
+	if p.Refused == nil {
+		p.Refused = map[string]int{}
+	}
+	p.Refused[f.Name+": "+why]++
 }
 
 // reads is what the graph says of who reads each tensor.
@@ -122,7 +136,15 @@ func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers reads, l *ops.Limits)
 			continue
 		}
 		match := nodes[i : i+len(f.Ops)]
-		if !fusable(f, match, i, readers) || !f.Applies(match, l) {
+		if !f.Matches(match) {
+			continue
+		}
+		if why := unfusable(f, match, i, readers); why != "" {
+			p.refuse(f, why)
+			continue
+		}
+		if !f.Guard(match, l) {
+			p.refuse(f, "guard")
 			continue
 		}
 		ds, err := f.Lower(match, l)
@@ -140,6 +162,10 @@ func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers reads, l *ops.Limits)
 			p.Steps = append(p.Steps, Step{Node: last, Dispatch: d, Fused: match, Written: written})
 		}
 		p.Fused++
+		if p.Rows == nil {
+			p.Rows = map[string]int{}
+		}
+		p.Rows[f.Name]++
 		for _, n := range match {
 			if Skip(n) {
 				p.Skipped++
@@ -155,17 +181,27 @@ func (p *Plan) fuse(nodes []*tensor.Tensor, i int, readers reads, l *ops.Limits)
 // later node of the match (so by nothing outside it), and not in place of a source that
 // later nodes still read.
 func fusable(f *ops.Fusion, match []*tensor.Tensor, at int, readers reads) bool {
+	return unfusable(f, match, at, readers) == ""
+}
+
+// unfusable is fusable's answer with its reason: "" where the match is fusable.
+func unfusable(f *ops.Fusion, match []*tensor.Tensor, at int, readers reads) string {
 	for _, n := range match {
 		if Skip(n) && !n.Op.IsView() {
-			return false
+			return "a node needs no work"
 		}
 	}
 	for _, k := range f.Private {
-		if !private(match[k], readers) || !readBy(match[k], match[k+1:]) || overwritesLive(match[k], match, at+len(match)-1, readers) {
-			return false
+		switch {
+		case !private(match[k], readers):
+			return fmt.Sprintf("%s's result is read outside the match", match[k].Op)
+		case !readBy(match[k], match[k+1:]):
+			return fmt.Sprintf("%s's result is not read by the match", match[k].Op)
+		case overwritesLive(match[k], match, at+len(match)-1, readers):
+			return fmt.Sprintf("%s's result lies over a live source", match[k].Op)
 		}
 	}
-	return true
+	return ""
 }
 
 // overwritesLive reports whether the private result r shares memory with a source of the

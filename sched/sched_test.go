@@ -83,13 +83,17 @@ func TestFusesNormMulOnlyWhenPrivate(t *testing.T) {
 	require.Equal(t, 1, p.Fused)
 	require.Len(t, p.Steps, 1)
 	require.Same(t, mul, p.Steps[0].Node)
+	require.Equal(t, map[string]int{"norm+mul": 1}, p.Rows)
+	require.Empty(t, p.Refused)
 
-	// A second reader of the norm keeps it unfused.
+	// A second reader of the norm keeps it unfused, and the plan says why.
 	other := compute(f32(8), tensor.OpAdd, norm, w)
 	p, err = Build([]*tensor.Tensor{norm, mul, other}, limits)
 	require.NoError(t, err)
 	require.Zero(t, p.Fused)
 	require.Len(t, p.Steps, 3)
+	require.Empty(t, p.Rows)
+	require.Equal(t, map[string]int{"norm+mul: RMS_NORM's result is read outside the match": 1}, p.Refused)
 
 	// So does a norm the host reads back.
 	norm.Flags |= tensor.FlagOutput
@@ -148,6 +152,7 @@ func TestNoFusionOverAnInputItMayClobber(t *testing.T) {
 	p, err := Build([]*tensor.Tensor{norm, mul}, limits)
 	require.NoError(t, err)
 	require.Zero(t, p.Fused)
+	require.Equal(t, map[string]int{"norm+mul: guard": 1}, p.Refused)
 	// Exactly in place of x is safe: each element is read before it is written.
 	mul = at(compute(f32(8), tensor.OpMul, norm, w), 0)
 	p, err = Build([]*tensor.Tensor{norm, mul}, limits)
