@@ -49,6 +49,9 @@ type Backend struct {
 type Stats struct {
 	Graphs, Reused, Dispatches int
 	Encode, Wait               time.Duration // CPU time in Compute; time blocked in Synchronize
+	// EncodeReused is the part of Encode spent on reused graphs: the steady state of a
+	// decode, without the first graph's planning and pipeline compilation.
+	EncodeReused time.Duration
 	// Rows and Refused sum sched.Plan's counts of the graphs planned (reused ones not
 	// again): fused patterns by fusion row, and rows whose ops matched but that were not
 	// taken, by row and reason.
@@ -119,10 +122,16 @@ type compiled struct {
 // buffers.
 func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error {
 	start := time.Now()
-	defer func() { b.stats.Encode += time.Since(start) }()
 	d := b.Dev
 	c := b.lookup(snapshot)
 	hit := c != nil
+	defer func() {
+		took := time.Since(start)
+		b.stats.Encode += took
+		if hit {
+			b.stats.EncodeReused += took
+		}
+	}()
 	if c == nil {
 		l := d.Limits()
 		plan, err := sched.Build(nodes(), &l)
@@ -217,8 +226,12 @@ func (b *Backend) Close() {
 	}
 	s := b.stats
 	n := time.Duration(s.Graphs)
-	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph, wait %v/graph, pipelines %d, own memory %.2f MiB",
-		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, s.Wait/n, b.Dev.PipelineCount(),
+	reused := "-"
+	if s.Reused > 0 {
+		reused = fmt.Sprint(s.EncodeReused / time.Duration(s.Reused))
+	}
+	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph (reused graphs %v/graph), wait %v/graph, pipelines %d, own memory %.2f MiB",
+		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, reused, s.Wait/n, b.Dev.PipelineCount(),
 		float64(b.Dev.OwnMemory())/(1<<20))
 	l := b.Dev.Limits()
 	logf(LogInfo, "%s limits the plans used: storage binding %d bytes, %d storage bindings a dispatch, workgroup %d invocations, %d bytes shared",

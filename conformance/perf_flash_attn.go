@@ -11,7 +11,8 @@ import (
 // heads, F16 caches, F16 mask), decoding (1 query) and prefill (512 queries) over 512 and
 // 4096 KV positions; a 1B-like head of 64 over 1024 positions; and prefill with llama's
 // causal mask (queries at the last 512 positions: the prompt kernel skips the tiles the
-// mask hides).
+// mask hides); and decoding over the short caches of a benchmark's tg128 (256 positions,
+// the cache padded) at both head sizes, and a 1B-like head over 1024.
 func perfFlashAttnCases() []*PerfCase {
 	var cs []*PerfCase
 	for _, kv := range []int64{512, 4096} {
@@ -23,6 +24,9 @@ func perfFlashAttnCases() []*PerfCase {
 		perfFlashAttn(64, 32, 8, 1024, 512, false),
 		perfFlashAttn(128, 32, 8, 512, 512, true),
 		perfFlashAttn(128, 32, 8, 4096, 512, true),
+		perfFlashAttn(64, 32, 8, 256, 1, false),
+		perfFlashAttn(64, 32, 8, 1024, 1, false),
+		perfFlashAttn(128, 32, 8, 256, 1, false),
 	)
 	return cs
 }

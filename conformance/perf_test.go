@@ -94,6 +94,9 @@ func TestPerfCases(t *testing.T) {
 	// the feed-forward gate: 2 shapes in 4 formats, and Q4_K's 8B shape at n = 2, 4, 8
 	require.Len(t, FilterPerf(cs, "FFN_GATE"), 8+3)
 	require.Len(t, FilterPerf(cs, "m=128256,"), 14)
+	// attention: 4 of the 8B's head, 3 prompts (one of a 1B's head), 3 short decodes
+	require.Len(t, FilterPerf(cs, "FLASH_ATTN_EXT"), 4+3+3)
+	require.Len(t, FilterPerf(cs, "nb=1,"), 2+3)
 }
 
 // TestPerfColdCopies builds a cold-weight case (perfMulMatCold) and checks that its
