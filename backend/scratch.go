@@ -56,9 +56,9 @@ func scratchNeed(plan *sched.Plan) uint64 {
 // scratchSize returns the size of the buffer that replaces one of cur bytes (0: none) for
 // a request of need bytes, within a binding of maxBinding bytes.
 func scratchSize(cur, need, maxBinding uint64) uint64 {
-	grow := 2 * cur
+	var grow uint64 // beyond the budget: the request
 	if need <= ops.ScratchBudget {
-		grow = min(grow, ops.ScratchBudget)
+		grow = min(2*cur, ops.ScratchBudget)
 	}
 	return min(max(need, grow, minScratch), max(need, maxBinding))
 }
