@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// promptMemoryEnv, set to anything, runs TestPromptOwnMemory (about four minutes on
-// lavapipe: writing the model, then compiling the prompt kernels).
+// promptMemoryEnv, set to anything, runs TestPromptOwnMemory (about two minutes on
+// lavapipe with two cores: writing the model, then compiling the prompt kernels).
 const promptMemoryEnv = "GGML_WGPU_E2E_PROMPT_MEMORY"
 
 // TestPromptOwnMemory writes a two-layer llama of a 1B model's shapes in Q4_K (embedding
