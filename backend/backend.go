@@ -2,6 +2,7 @@ package backend
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -110,20 +111,39 @@ func NewBackend(d *Device) (*Backend, error) {
 // graph that comes back unchanged (llama reuses its decode graph) skips conversion,
 // lowering and resolution.
 type compiled struct {
-	snapshot []byte
-	steps    []exec.Step
-	labels   []string     // per step, for kernel timing: node name (without its layer) and kernel
-	trace    []*traceStep // per step, for a trace
+	snapshot   []byte
+	steps      []exec.Step
+	scratchGen uint64       // the generation of the scratch memory the steps bind (0: none)
+	labels     []string     // per step, for kernel timing: node name (without its layer) and kernel
+	trace      []*traceStep // per step, for a trace
 }
 
+// scratchRetries bounds how often Compute compiles a graph again because another
+// backend of the device replaced the scratch buffer between compiling and running it.
+const scratchRetries = 3
+
 // Compute submits the graph's work without waiting for the GPU. snapshot identifies the
-// graph exactly (the raw bytes of its tensors); nodes converts it when it is not cached.
-// It fails before submitting anything when a node is unsupported or not in this device's
-// buffers.
+// graph exactly (the raw bytes of its tensors); nodes converts it when it is not cached
+// (or binds a scratch buffer replaced since). It fails before submitting anything when a
+// node is unsupported or not in this device's buffers.
 func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error {
 	start := time.Now()
+	for try := 1; ; try++ {
+		err := b.compute(start, snapshot, nodes)
+		if !errors.Is(err, errScratchMoved) || try == scratchRetries {
+			return err
+		}
+	}
+}
+
+// compute is one attempt of Compute: the cached graph, or the graph compiled, run.
+func (b *Backend) compute(start time.Time, snapshot []byte, nodes func() []*tensor.Tensor) error {
 	d := b.Dev
 	c := b.lookup(snapshot)
+	if c != nil && d.scratchStale(c) {
+		b.plans = b.plans[1:] // lookup put it first
+		c = nil
+	}
 	hit := c != nil
 	defer func() {
 		took := time.Since(start)
@@ -141,11 +161,11 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error 
 		plan.Cut(b.batch)
 		addCounts(&b.stats.Rows, plan.Rows)
 		addCounts(&b.stats.Refused, plan.Refused)
-		steps, err := d.compile(plan)
+		steps, gen, err := d.compile(plan)
 		if err != nil {
 			return err
 		}
-		c = &compiled{snapshot: append([]byte(nil), snapshot...), steps: steps}
+		c = &compiled{snapshot: append([]byte(nil), snapshot...), steps: steps, scratchGen: gen}
 		if b.timer != nil {
 			c.labels = stepLabels(plan)
 		}
@@ -153,15 +173,22 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error 
 			c.trace = traceSteps(plan)
 		}
 		b.remember(c)
-	} else {
+	}
+	if hit {
 		b.stats.Reused++
 	}
 	b.stats.Graphs++
 	b.stats.Dispatches += len(c.steps)
+	var err error
 	if b.trace != nil { // off by default: the normal path does no more than this test
-		return b.trace.compute(start, hit, c, b.timer, func() error { return d.run(c, b.timer) })
+		err = b.trace.compute(start, hit, c, b.timer, func() error { return d.run(c, b.timer) })
+	} else {
+		err = d.run(c, b.timer)
 	}
-	return d.run(c, b.timer)
+	if errors.Is(err, errScratchMoved) { // another backend of the device grew the scratch memory
+		b.plans = slices.DeleteFunc(b.plans, func(p *compiled) bool { return p == c })
+	}
+	return err
 }
 
 // Order returns the graph's nodes in the order the backend computes them best, before ggml

@@ -54,27 +54,28 @@ func (d *Device) resolve(t *tensor.Tensor, f wgsl.Format) (operand, error) {
 }
 
 // compile resolves every step of a plan for the executor: pipelines compiled, operands
-// bound, parameters encoded.
-func (d *Device) compile(plan *sched.Plan) ([]exec.Step, error) {
+// bound, parameters encoded. scratchGen is the generation of the scratch memory the steps
+// bind (0: none).
+func (d *Device) compile(plan *sched.Plan) (steps []exec.Step, scratchGen uint64, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if err := d.ensureScratch(plan); err != nil {
-		return nil, err
+	if scratchGen, err = d.ensureScratch(plan); err != nil {
+		return nil, 0, err
 	}
-	steps := make([]exec.Step, len(plan.Steps))
+	steps = make([]exec.Step, len(plan.Steps))
 	for i := range plan.Steps {
 		ps := &plan.Steps[i]
 		ds := &ps.Dispatch
 		if len(ds.Tensors) != len(ds.Spec.Operands) || len(ds.Tensors) > exec.MaxBindings {
-			return nil, fmt.Errorf("%s: dispatch with %d operands for %d bindings", ps.Node.Name, len(ds.Tensors), len(ds.Spec.Operands))
+			return nil, 0, fmt.Errorf("%s: dispatch with %d operands for %d bindings", ps.Node.Name, len(ds.Tensors), len(ds.Spec.Operands))
 		}
 		spec := ds.Spec
 		pipe, err := d.exe.Pipeline(spec.Key(), spec.Kernel, len(spec.Operands), func() (string, error) { return wgsl.Source(spec) })
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ps.Node.Name, err)
+			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
 		}
 		s := exec.Step{Pipeline: pipe, Grid: ds.Grid, Submit: ps.Submit,
 			Bindings: make([]gpu.Binding, len(ds.Tensors)), Params: make([]byte, wgsl.SlotSize)}
@@ -82,26 +83,30 @@ func (d *Device) compile(plan *sched.Plan) ([]exec.Step, error) {
 		for j, t := range ds.Tensors {
 			op, err := d.resolve(t, spec.Operands[j].Type)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", ps.Node.Name, err)
+				return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
 			}
 			s.Bindings[j], offsets[j] = op.binding, op.elem
 			s.Bindings[j].ReadOnly = !spec.Operands[j].Written // read-only operands may overlap
 			s.Bindings[j].MayOverlap = !touchesOther(ds.Tensors, j)
 		}
 		if err := wgsl.EncodeParams(s.Params, ds.Params, offsets); err != nil {
-			return nil, fmt.Errorf("%s: %w", ps.Node.Name, err)
+			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
 		}
 		steps[i] = s
 	}
-	return steps, nil
+	return steps, scratchGen, nil
 }
 
-// run hands a compiled graph to the executor, and collects kernel times when timed.
+// run hands a compiled graph to the executor, and collects kernel times when timed. A
+// graph that binds a replaced scratch buffer is not run: errScratchMoved.
 func (d *Device) run(c *compiled, timer *kernelTimer) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
 		return err
+	}
+	if d.scratchStale(c) {
+		return errScratchMoved
 	}
 	var t *exec.Timer
 	if timer != nil {

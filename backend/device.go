@@ -183,8 +183,8 @@ func (d *Device) Limits() ops.Limits {
 }
 
 // OwnMemory returns the GPU memory in buffers that the device holds beyond those ggml
-// allocated: the parameter arena, scratch memory (with the smaller buffers it replaced,
-// which compiled graphs still bind), the readback buffer and timing buffers.
+// allocated: the parameter arena, scratch memory (one buffer: the one it replaced is
+// released), the readback buffer and timing buffers.
 func (d *Device) OwnMemory() uint64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()

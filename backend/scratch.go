@@ -1,7 +1,9 @@
 package backend
 
 import (
+	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 	"github.com/ggml-wgpu/ggml-wgpu/ops"
@@ -15,16 +17,31 @@ const minScratch = 1 << 20
 
 // scratchMem is a device's scratch memory (see ops.ScratchBuffer): one buffer that every
 // scratch operand binds at its Loc.Addr. It grows to the largest request, at least
-// doubling; a replaced buffer stays alive until the device goes, because compiled graphs
-// still bind it (doubling bounds the old buffers to the size of the current one).
+// doubling up to ops.ScratchBudget (fewer regrowths, each of which recompiles the graphs
+// that bind scratch memory); a request beyond the budget gets exactly what it asks.
+//
+// A replaced buffer is released at once, with the bind groups that bind it (work already
+// submitted finishes first). gen counts the buffers: a compiled graph records the
+// generation it bound (compiled.scratchGen) and one of an older generation is compiled
+// again before it runs, in whichever backend of the device caches it.
 type scratchMem struct {
 	buf *gpu.Buffer
-	old []*gpu.Buffer
+	gen atomic.Uint64 // written under the device lock; 0 before the first buffer
 }
 
-// ensureScratch grows the scratch buffer to hold every scratch operand of the plan.
-// Callers hold the device lock.
-func (d *Device) ensureScratch(plan *sched.Plan) error {
+// errScratchMoved is the answer of run for a compiled graph that binds a scratch buffer
+// since replaced: the caller compiles the graph again.
+var errScratchMoved = errors.New("the graph binds a replaced scratch buffer")
+
+// scratchStale reports whether c binds a scratch buffer that has been replaced since: one
+// integer compare, so that a reused graph stays cheap.
+func (d *Device) scratchStale(c *compiled) bool {
+	return c.scratchGen != 0 && c.scratchGen != d.scratch.gen.Load()
+}
+
+// scratchNeed returns the bytes of scratch memory the plan's scratch operands span (0 when
+// it has none).
+func scratchNeed(plan *sched.Plan) uint64 {
 	var need uint64
 	for i := range plan.Steps {
 		for _, t := range plan.Steps[i].Dispatch.Tensors {
@@ -33,25 +50,48 @@ func (d *Device) ensureScratch(plan *sched.Plan) error {
 			}
 		}
 	}
+	return need
+}
+
+// scratchSize returns the size of the buffer that replaces one of cur bytes (0: none) for
+// a request of need bytes, within a binding of maxBinding bytes.
+func scratchSize(cur, need, maxBinding uint64) uint64 {
+	var grow uint64 // beyond the budget: the request
+	if need <= ops.ScratchBudget {
+		grow = min(2*cur, ops.ScratchBudget)
+	}
+	return min(max(need, grow, minScratch), max(need, maxBinding))
+}
+
+// ensureScratch grows the scratch buffer to hold every scratch operand of the plan and
+// returns the generation the plan's operands bind (0 when it has none). The buffer it
+// replaces is released. Callers hold the device lock.
+func (d *Device) ensureScratch(plan *sched.Plan) (uint64, error) {
+	need := scratchNeed(plan)
+	if need == 0 {
+		return 0, nil
+	}
 	cur := d.scratch.buf
-	if need == 0 || cur != nil && cur.Size >= need {
-		return nil
+	if cur != nil && cur.Size >= need {
+		return d.scratch.gen.Load(), nil
 	}
-	size := max(need, minScratch)
+	var curSize uint64
 	if cur != nil {
-		size = max(size, 2*cur.Size)
+		curSize = cur.Size
 	}
-	size = min(size, max(need, d.gpu.Limits.MaxStorageBufferBindingSize))
+	size := scratchSize(curSize, need, d.gpu.Limits.MaxStorageBufferBindingSize)
 	b, err := d.gpu.CreateBuffer(size, gpu.UsageStorage)
 	if err != nil {
-		return fmt.Errorf("%s: scratch memory of %d bytes: %w", d.Name, size, err)
+		return 0, fmt.Errorf("%s: scratch memory of %d bytes: %w", d.Name, size, err)
 	}
 	if cur != nil {
-		d.scratch.old = append(d.scratch.old, cur)
+		d.exe.Forget(cur)
+		d.allocated -= cur.Size
+		cur.Release()
 	}
 	d.scratch.buf = b
 	d.allocated += b.Size
-	return nil
+	return d.scratch.gen.Add(1), nil
 }
 
 // resolveScratch binds a scratch operand: the scratch buffer from the operand's offset

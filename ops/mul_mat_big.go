@@ -50,8 +50,9 @@ const matSplitMax = 16
 
 // bigSplits returns how many parts of K a product of the given tiles (128 x 128 blocks
 // times batches) splits into: enough for matBigGroups workgroups, each part at least
-// matSplitMinK long, the partial sums within one binding and the grid; 1 when none.
-func bigSplits(p mulMatParams, tiles uint64, l *Limits) uint32 {
+// matSplitMinK long, the partial sums (at byte partAt of scratch memory) ending within
+// one binding and ScratchBudget, and the grid; 1 when none.
+func bigSplits(p mulMatParams, tiles, partAt uint64, l *Limits) uint32 {
 	s := uint32(1)
 	for tiles*uint64(s) < matBigGroups && s < matSplitMax {
 		s *= 2
@@ -60,8 +61,10 @@ func bigSplits(p mulMatParams, tiles uint64, l *Limits) uint32 {
 	if maxZ == 0 {
 		maxZ = 65535
 	}
+	room := min(l.MaxBinding, ScratchBudget)
+	room -= min(room, partAt)
 	partial := func(s uint32) uint64 { return uint64(p.M) * uint64(p.N) * uint64(p.Batches) * uint64(s) }
-	for s > 1 && (p.K/s < matSplitMinK || uint64(p.Batches)*uint64(s) > maxZ || 4*partial(s) > l.MaxBinding || partial(s) >= 1<<32) {
+	for s > 1 && (p.K/s < matSplitMinK || uint64(p.Batches)*uint64(s) > maxZ || 4*partial(s) > room || partial(s) >= 1<<32) {
 		s /= 2
 	}
 	return s
@@ -88,7 +91,7 @@ func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperan
 	tiles := uint64((p.M+matBigTile-1)/matBigTile) * uint64((p.N+matBigTile-1)/matBigTile) * uint64(p.Batches)
 	splits := uint32(1)
 	if tiles < matBigGroups {
-		splits = bigSplits(p, tiles, l)
+		splits = bigSplits(p, tiles, 0, l)
 		if splits < 4 && tiles*uint64(splits) < matBigGroups {
 			return nil, false
 		}

@@ -55,9 +55,9 @@ func TestMulMatBigTiles(t *testing.T) {
 			}
 		}
 	}
-	require.Equal(t, uint32(1), bigSplits(mulMatParams{M: 512, N: 512, K: 256, Batches: 1}, 16, &Limits{MaxBinding: 1 << 30}), "K too short to split")
-	require.Equal(t, uint32(2), bigSplits(mulMatParams{M: 4096, N: 512, K: 8192, Batches: 1}, 128, &Limits{MaxBinding: 1 << 30}))
-	require.Equal(t, uint32(8), bigSplits(mulMatParams{M: 512, N: 512, K: 2048, Batches: 1}, 16, &Limits{MaxBinding: 1 << 30}))
+	require.Equal(t, uint32(1), bigSplits(mulMatParams{M: 512, N: 512, K: 256, Batches: 1}, 16, 0, &Limits{MaxBinding: 1 << 30}), "K too short to split")
+	require.Equal(t, uint32(2), bigSplits(mulMatParams{M: 4096, N: 512, K: 8192, Batches: 1}, 128, 0, &Limits{MaxBinding: 1 << 30}))
+	require.Equal(t, uint32(8), bigSplits(mulMatParams{M: 512, N: 512, K: 2048, Batches: 1}, 16, 0, &Limits{MaxBinding: 1 << 30}))
 }
 
 // TestMulMatBigSplitPermuteCont: with split-K, the mul_mat+permute+cont fusion stores

@@ -21,7 +21,12 @@ import (
 // scratch memory the library keeps stays small; its rows are a multiple of the kernel's
 // 128-row tiles and the chunks of a product are of even size. The split-K partial sums of
 // a chunk (when it has few tiles) lie after the chunk in scratch memory. Each chunk costs
-// one more dispatch. Limits.DequantPromptOff keeps the direct quantized loads.
+// one more dispatch. Chunk and partial sums together stay within ScratchBudget (44 MiB):
+// where they would not, K splits into fewer parts and the dispatches stay the same (at n
+// = 512: m=14336 k=4096, a 28 MiB chunk, two splits of 14 MiB partial sums where four
+// would take 28; m=2048 k=8192, a 32 MiB chunk, two splits where four would take 16 MiB;
+// m=4096 k=4096, a 32 MiB chunk, K whole where two splits would take 16 MiB).
+// Limits.DequantPromptOff keeps the direct quantized loads.
 
 // dequantChunkDefault is the default of Limits.DequantChunkBytes.
 const dequantChunkDefault = 32 << 20
@@ -84,10 +89,9 @@ func lowerBigDequant(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, b
 		tiles := uint64((n+matBigTile-1)/matBigTile) * uint64((p.N+matBigTile-1)/matBigTile) * uint64(p.Batches)
 		splits := uint32(1)
 		if tiles < matBigGroups {
-			// the partial sums after the chunk: the scratch memory within one binding
-			lp := *l
-			lp.MaxBinding -= min(lp.MaxBinding, scratchEnd(chunk))
-			splits = bigSplits(pc, tiles, &lp)
+			// the partial sums after the chunk, the scratch memory within one binding and
+			// ScratchBudget
+			splits = bigSplits(pc, tiles, scratchEnd(chunk), l)
 		}
 		ds = append(ds, bigDispatches(pc, splits, defs, operands, []*tensor.Tensor{chunk, b, t}, scratchEnd(chunk), l)...)
 	}

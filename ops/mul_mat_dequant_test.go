@@ -106,7 +106,7 @@ func TestMulMatBigDequant(t *testing.T) {
 	part := ds[1].Tensors[2]
 	require.Equal(t, uint64(2<<20), part.Loc.Addr)
 	require.LessOrEqual(t, part.Loc.Addr+part.Extent(), small.MaxBinding)
-	require.Equal(t, uint32(8), bigSplits(ds[1].Params.(mulMatParams), 8, small), "without the chunk")
+	require.Equal(t, uint32(8), bigSplits(ds[1].Params.(mulMatParams), 8, 0, small), "without the chunk")
 	// Every quantized format the prompt kernel takes is dequantized into chunks.
 	for _, q := range quantTypes {
 		ds, err := Lower(mm(contiguous(q, 256, 2048), f32(256, 2048)), l)

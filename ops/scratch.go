@@ -12,6 +12,16 @@ import "github.com/ggml-wgpu/ggml-wgpu/tensor"
 // other, so every node may use the scratch from its start.
 const ScratchBuffer = ^uint64(0)
 
+// ScratchBudget bounds the scratch memory one prompt product takes: its dequantized F16
+// chunk (Limits.DequantChunkBytes, 32 MiB by default) and the split-K partial sums after
+// it. Where the partial sums would pass the budget the product splits K into fewer parts
+// (the same dispatches, fewer workgroups); a chunk limit set above the budget leaves no
+// room for partial sums. The scratch buffer grows no further than the budget for what fits
+// in it, and the buffer it replaces is released, so the device's own memory (this, the 16
+// MiB readback buffer and the 1 MiB parameter arena) stays under 64 MiB for prompts of any
+// length.
+const ScratchBudget = 44 << 20
+
 // scratchAlign is the alignment of scratch operands placed after others (scratchAt): the
 // largest storage offset alignment WebGPU allows, so that each starts a binding of its own.
 const scratchAlign = 256
