@@ -265,6 +265,7 @@ func PerfCases() []*PerfCase {
 	// few halves per thousand subnormal), and the same with those flushed to zero.
 	cs = append(cs, perfMulMatNormal(tensor.F16, 2048, 8192, 442, false), perfMulMatNormal(tensor.F16, 2048, 8192, 442, true))
 	cs = append(cs, perfFlashAttnCases()...)
+	cs = append(cs, perfChainCases()...)
 	cs = append(cs, perfFFNGateCases()...)
 	return cs
 }

@@ -35,9 +35,10 @@ func TestPerfSmoke(t *testing.T) {
 		x, y := b.New("a", f32, 64, 4), b.New("b", f32, 64, 4)
 		return func() ggml.Tensor { return b.L.Add(b.Ctx, b.L.Add(b.Ctx, x, y), y) }
 	}}
-	cases := []*PerfCase{perfBinary("ADD", 64, 4, 4), perfMulMat(tensor.F16, 64, 32, 4), perfMulMat(tensor.Q4_0, 64, 32, 4), chain}
-	wantBytes := []uint64{3 * 64 * 4 * 4, 64*32*2 + 64*4*4 + 32*4*4, 64*32/32*18 + 64*4*4 + 32*4*4, 2 * 3 * 64 * 4 * 4}
-	wantFlops := []uint64{0, 2 * 64 * 32 * 4, 2 * 64 * 32 * 4, 0}
+	// A dependent chain (perfChainAdd): each repetition one ADD of the previous result.
+	cases := []*PerfCase{perfBinary("ADD", 64, 4, 4), perfMulMat(tensor.F16, 64, 32, 4), perfMulMat(tensor.Q4_0, 64, 32, 4), chain, perfChainAdd(64)}
+	wantBytes := []uint64{3 * 64 * 4 * 4, 64*32*2 + 64*4*4 + 32*4*4, 64*32/32*18 + 64*4*4 + 32*4*4, 2 * 3 * 64 * 4 * 4, 3 * 64 * 4}
+	wantFlops := []uint64{0, 2 * 64 * 32 * 4, 2 * 64 * 32 * 4, 0, 0}
 	rep := env.Run(cases, opts, func(r PerfResult) { t.Log(r) })
 	require.True(t, rep.OK())
 	finite := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) }
@@ -86,17 +87,20 @@ func TestPerfCases(t *testing.T) {
 	// formats; 2 output heads at n = 1 in 7; 3 more decode shapes in 2; a prompt product
 	// over normal weights, twice; cold weights: 2 shapes x n = 1, 2, 4, 8 in 7 formats and
 	// 6 more decode shapes in 3.
-	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+60+14+6+2+56+18)
+	// 6 square mat-vec chains.
+	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+60+14+6+2+56+18+6)
 	require.Len(t, FilterPerf(cs, "n=512,k=4096"), 2+6)
-	require.Len(t, FilterPerf(cs, "weights=cold"), 56+18+11)
-	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 15+8+6+5)
-	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 30+28+7, "alternatives")
+	require.Len(t, FilterPerf(cs, "weights=cold"), 56+18+11+6)
+	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 15+8+6+5+2)
+	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 30+28+7+4, "alternatives")
 	// the feed-forward gate: 2 shapes in 4 formats, and Q4_K's 8B shape at n = 2, 4, 8
 	require.Len(t, FilterPerf(cs, "FFN_GATE"), 8+3)
 	require.Len(t, FilterPerf(cs, "m=128256,"), 14)
 	// attention: 4 of the 8B's head, 3 prompts (one of a 1B's head), 3 short decodes
 	require.Len(t, FilterPerf(cs, "FLASH_ATTN_EXT"), 4+3+3)
 	require.Len(t, FilterPerf(cs, "nb=1,"), 2+3)
+	// chains: the floor, a norm, 3 formats x 2 square mat-vecs
+	require.Len(t, FilterPerf(cs, ",chain)"), 2+6)
 }
 
 // TestPerfColdCopies builds a cold-weight case (perfMulMatCold) and checks that its

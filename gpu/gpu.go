@@ -572,8 +572,23 @@ func (d *Device) clear(b *Buffer, offset, size uint64) error {
 	return err
 }
 
-// stagingChunk is the size of the reusable readback buffer.
-const stagingChunk = 16 << 20
+// The reusable readback buffer is sized to the reads: at least stagingMin bytes, grown
+// to the next power of two a read needs up to stagingChunk, through which longer reads
+// go a chunk at a time. A decode's logits (128256 floats) take 1 MiB.
+const (
+	stagingMin   = 1 << 20
+	stagingChunk = 4 << 20
+)
+
+// stagingSize returns the readback buffer's size for a read of n bytes (given the buffer
+// size limit): a power of two from stagingMin to stagingChunk.
+func stagingSize(n, limit uint64) uint64 {
+	size := uint64(stagingMin)
+	for size < n && size < stagingChunk {
+		size *= 2
+	}
+	return min(size, limit&^3)
+}
 
 // Read copies len(dst) bytes at offset (both multiples of 4) into dst, waiting for all work
 // submitted before it (each wait at most Timeout).
@@ -592,10 +607,13 @@ func (d *Device) Read(b *Buffer, offset uint64, dst []byte) error {
 
 // read is Read without the checks (but for the error scope).
 func (d *Device) read(b *Buffer, offset uint64, dst []byte) error {
-	if d.stage == nil {
-		s, err := d.CreateBuffer(min(stagingChunk, d.lim.MaxBufferSize&^3), usageStaging)
+	if want := stagingSize(uint64(len(dst)), d.lim.MaxBufferSize); d.stage == nil || d.stage.Size < want {
+		s, err := d.CreateBuffer(want, usageStaging)
 		if err != nil {
 			return err
+		}
+		if d.stage != nil {
+			d.stage.Release()
 		}
 		d.stage = s
 	}

@@ -140,3 +140,35 @@ func TestLiveBytes(t *testing.T) {
 	b.Release()
 	require.Equal(t, before, d.LiveBytes())
 }
+
+// TestReadbackBufferSize: the readback buffer is sized to the reads, 1 MiB for small
+// ones, grown to a power of two up to 4 MiB, through which a longer read goes in chunks
+// and comes back whole.
+func TestReadbackBufferSize(t *testing.T) {
+	require.Equal(t, uint64(1<<20), stagingSize(4, 1<<40))
+	require.Equal(t, uint64(1<<20), stagingSize(128256*4, 1<<40), "a decode's logits")
+	require.Equal(t, uint64(2<<20), stagingSize(1<<20+4, 1<<40))
+	require.Equal(t, uint64(4<<20), stagingSize(64<<20, 1<<40), "longer reads go in chunks")
+	require.Equal(t, uint64(1<<16), stagingSize(64<<20, 1<<16), "within the buffer limit")
+
+	d := openFirst(t)
+	const n = 6<<20 + 12 // two chunks and a bit
+	b, err := d.CreateBuffer(n, UsageStorage|usageCopySrc|usageCopyDst)
+	require.NoError(t, err)
+	defer b.Release()
+	src := make([]byte, n)
+	for i := range src {
+		src[i] = byte(i * 7 % 251)
+	}
+	require.NoError(t, d.Write(b, 0, src))
+	before := d.LiveBytes()
+	small := make([]byte, 16)
+	require.NoError(t, d.Read(b, 0, small))
+	require.Equal(t, src[:16], small)
+	staged := d.LiveBytes() - before // the first read creates the readback buffer
+	require.LessOrEqual(t, staged, uint64(1<<20))
+	all := make([]byte, n)
+	require.NoError(t, d.Read(b, 0, all))
+	require.Equal(t, src, all)
+	require.Equal(t, before+4<<20, d.LiveBytes(), "grown to 4 MiB, the 1 MiB one released")
+}

@@ -21,11 +21,10 @@ import (
 // scratch memory the library keeps stays small; its rows are a multiple of the kernel's
 // 128-row tiles and the chunks of a product are of even size. The split-K partial sums of
 // a chunk (when it has few tiles) lie after the chunk in scratch memory. Each chunk costs
-// one more dispatch. Chunk and partial sums together stay within ScratchBudget (44 MiB):
-// where they would not, K splits into fewer parts and the dispatches stay the same (at n
-// = 512: m=14336 k=4096, a 28 MiB chunk, two splits of 14 MiB partial sums where four
-// would take 28; m=2048 k=8192, a 32 MiB chunk, two splits where four would take 16 MiB;
-// m=4096 k=4096, a 32 MiB chunk, K whole where two splits would take 16 MiB).
+// one more dispatch. Chunk and partial sums together stay within ScratchBudget (56 MiB):
+// where they would not, K splits into fewer parts and the dispatches stay the same (the 1B
+// and 8B models' products fit: at n = 512, m=14336 k=4096 takes a 28 MiB chunk and four
+// splits of 28 MiB partial sums, m=2048 k=8192 a 32 MiB chunk and 16 MiB).
 // Limits.DequantPromptOff keeps the direct quantized loads.
 
 // dequantChunkDefault is the default of Limits.DequantChunkBytes.

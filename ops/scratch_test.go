@@ -25,9 +25,9 @@ func TestPromptScratchWithinBudget(t *testing.T) {
 		without uint32 // the splits of the first chunk without the budget
 	}{
 		{tensor.Q4_K, 8192, 2048, 1, 8192, "", 1},   // 1B ffn_up: a 32 MiB chunk, enough tiles
-		{tensor.Q4_K, 2048, 8192, 1, 2048, "2", 4},  // 1B ffn_down: 32 + 8 MiB, not 32 + 16
-		{tensor.Q4_K, 4096, 4096, 1, 4096, "", 2},   // 8B attn_q: 32 MiB, not 32 + 16
-		{tensor.Q4_K, 14336, 4096, 4, 3584, "2", 4}, // 8B ffn_up: 28 + 14 MiB, not 28 + 28
+		{tensor.Q4_K, 2048, 8192, 1, 2048, "4", 4},  // 1B ffn_down: 32 + 16 MiB
+		{tensor.Q4_K, 4096, 4096, 1, 4096, "2", 2},  // 8B attn_q: 32 + 16 MiB
+		{tensor.Q4_K, 14336, 4096, 4, 3584, "4", 4}, // 8B ffn_up: 28 + 28 MiB, the budget
 		{tensor.Q6_K, 4096, 14336, 4, 1024, "8", 8}, // 8B ffn_down: 28 + 16 MiB
 	} {
 		name := fmt.Sprintf("%s m=%d k=%d", tc.ty, tc.m, tc.k)
@@ -62,7 +62,7 @@ func TestBigSplitsBudget(t *testing.T) {
 	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535}
 	p := mulMatParams{M: 2048, N: 512, K: 8192, Batches: 1}
 	require.Equal(t, uint32(4), bigSplits(p, 64, 0, l), "16 MiB of partial sums")
-	require.Equal(t, uint32(2), bigSplits(p, 64, 32<<20, l), "after a 32 MiB chunk: 8 MiB")
+	require.Equal(t, uint32(4), bigSplits(p, 64, 32<<20, l), "after a 32 MiB chunk: 16 MiB")
 	require.Equal(t, uint32(4), bigSplits(p, 64, ScratchBudget-16<<20, l), "ending at the budget")
 	require.Equal(t, uint32(2), bigSplits(p, 64, ScratchBudget-16<<20+256, l), "past it: 8 MiB")
 	require.Equal(t, uint32(1), bigSplits(p, 64, ScratchBudget, l), "no room")

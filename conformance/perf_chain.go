@@ -1,0 +1,77 @@
+package conformance
+
+import (
+	"fmt"
+
+	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
+
+// Chains: each repetition reads the previous one's result, as a model's decode graph
+// does, so that no backend can overlap the repetitions (ggml-vulkan leaves the barrier
+// out between nodes that do not depend on each other; every backend must keep it here).
+// A chain's time per repetition is what one such node costs inside a graph: its kernel
+// and the barrier and launch before it. The tiny ADD is the floor of a dispatch.
+
+// perfChainCases: the floor (ADD of 2048 floats), a norm of a 1B's width, and the square
+// mat-vecs of the 1B (2048) and 8B (4096) attention with weights beyond the L2 cache.
+func perfChainCases() []*PerfCase {
+	cs := []*PerfCase{perfChainAdd(2048), perfChainRMSNorm(2048)}
+	for _, ta := range []tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_K} {
+		for _, k := range []int64{2048, 4096} {
+			cs = append(cs, perfChainMulMat(ta, k))
+		}
+	}
+	return cs
+}
+
+// perfChainAdd: x = x + y over ne floats.
+func perfChainAdd(ne int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("ADD(type=f32,ne=%s,chain)", fmtNe(shape(ne, 1))),
+		Op:   "ADD",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			x := b.New("x", f32, ne)
+			y := b.New("y", f32, ne)
+			return func() ggml.Tensor {
+				x = b.L.Add(b.Ctx, x, y)
+				return x
+			}
+		},
+	}
+}
+
+// perfChainRMSNorm: x = rms_norm(x) over ne floats.
+func perfChainRMSNorm(ne int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("RMS_NORM(type=f32,ne=%s,chain)", fmtNe(shape(ne, 1))),
+		Op:   "RMS_NORM",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			x := b.New("x", f32, ne)
+			return func() ggml.Tensor {
+				x = b.L.RMSNorm(b.Ctx, x, 1e-5)
+				return x
+			}
+		},
+	}
+}
+
+// perfChainMulMat: x = W_c x with k x k weights of type ta taken in turn from copies
+// holding perfColdBytes (as perfMulMatCold's), one column.
+func perfChainMulMat(ta tensor.Type, k int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("MUL_MAT(type_a=%s,type_b=f32,m=%d,n=1,k=%d,weights=cold,chain)", ta, k, k),
+		Op:   "MUL_MAT",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			copies := coldCopies(ta, k, k, 1)
+			w := b.copies("w", ta, k, k, copies)
+			x := b.New("x", f32, k)
+			i := uint64(0)
+			return func() ggml.Tensor {
+				x = b.L.MulMat(b.Ctx, w(i%copies), x)
+				i++
+				return x
+			}
+		},
+	}
+}
