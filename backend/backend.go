@@ -102,6 +102,12 @@ func NewBackend(d *Device) (*Backend, error) {
 		if tracePath != "" {
 			b.trace = newBackendTrace(tracePath, d.Name, err)
 		}
+	} else if b.profile == 1 {
+		t, err := d.newPassTimer()
+		if err != nil {
+			logf(LogWarn, "%s: no GPU time per graph: %v", d.Name, err)
+		}
+		b.timer = t
 	}
 	return b, nil
 }
@@ -145,8 +151,17 @@ func (b *Backend) compute(start time.Time, snapshot []byte, nodes func() []*tens
 		c = nil
 	}
 	hit := c != nil
+	if b.timer != nil && b.timer.perPass {
+		b.timer.collected = exec.Interval{}
+	}
 	defer func() {
 		took := time.Since(start)
+		if b.timer != nil && b.timer.perPass {
+			// The pass timer's read-back waited for the GPU: wait, not encode.
+			w := b.timer.collected.End.Sub(b.timer.collected.Start)
+			took -= w
+			b.stats.Wait += w
+		}
 		b.stats.Encode += took
 		if hit {
 			b.stats.EncodeReused += took
@@ -265,7 +280,10 @@ func (b *Backend) Close() {
 		b.Dev.Name, l.MaxBinding, l.MaxStorageBuffers, l.MaxGroupSize, l.MaxWorkgroupStorage)
 	logf(LogInfo, "%s fusions in the graphs planned: %s; not taken where their ops matched: %s",
 		b.Dev.Name, countsLine(s.Rows), countsLine(s.Refused))
-	if b.timer != nil {
+	switch {
+	case b.timer != nil && b.timer.perPass:
+		logf(LogInfo, "%s %s", b.Dev.Name, b.timer.report())
+	case b.timer != nil:
 		logf(LogInfo, "%s GPU time by node and kernel:\n%s", b.Dev.Name, b.timer.report())
 	}
 }

@@ -133,7 +133,7 @@ func (d *Device) openLocked() (*gpu.Device, error) {
 		return d.gpu, d.openErr
 	}
 	open := d.adapter.Open
-	if level, _ := profileSetting(); level >= 2 {
+	if level, _ := profileSetting(); level >= 1 {
 		open = d.adapter.OpenWithTimestamps
 	}
 	g, err := open()

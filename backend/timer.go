@@ -25,11 +25,34 @@ type kernelTimer struct {
 	// (the trace's records).
 	last      exec.Timing
 	collected exec.Interval
+	// perPass: the timer times each submission's compute pass (GGML_WGPU_PROFILE=1), and
+	// busy and span sum, over the graphs, the passes' GPU time and the time from the first
+	// pass's start to the last one's end.
+	perPass    bool
+	busy, span uint64
 }
 
 type timing struct {
 	ns    uint64
 	count int
+}
+
+// newPassTimer is newKernelTimer timing each submission's pass, the dispatches recorded
+// as they are (GGML_WGPU_PROFILE=1): the GPU's time for a graph without slowing it.
+func (d *Device) newPassTimer() (*kernelTimer, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usable(); err != nil {
+		return nil, err
+	}
+	if !d.gpu.Timestamps() {
+		return nil, fmt.Errorf("the adapter has no timestamp queries")
+	}
+	t, err := exec.NewPassTimer(d.gpu, timedDispatches)
+	if err != nil {
+		return nil, err
+	}
+	return &kernelTimer{t: t, perPass: true}, nil
 }
 
 // newKernelTimer needs a device opened with timestamps (profile level 2 does that).
@@ -63,6 +86,16 @@ func (k *kernelTimer) collect(labels []string) error {
 	if err != nil {
 		return err
 	}
+	if k.perPass {
+		if n := len(tm.Spans); n > 0 {
+			for _, s := range tm.Spans {
+				k.busy += s.Duration()
+			}
+			k.span += exec.Span{Start: tm.Spans[0].Start, End: tm.Spans[n-1].End}.Duration()
+		}
+		k.runs++
+		return nil
+	}
 	for i, s := range tm.Spans {
 		v := s.Duration()
 		tm := k.total[labels[i]]
@@ -77,8 +110,18 @@ func (k *kernelTimer) collect(labels []string) error {
 	return nil
 }
 
-// report lists the labels by total time.
+// passReport says what a pass timer measured per graph.
+func (k *kernelTimer) passReport() string {
+	n := float64(max(k.runs, 1))
+	return fmt.Sprintf("GPU %.1f µs/graph busy in its passes, %.1f µs/graph from the first pass's start to the last one's end",
+		float64(k.busy)/1e3/n, float64(k.span)/1e3/n)
+}
+
+// report lists the labels by total time (a pass timer: passReport).
 func (k *kernelTimer) report() string {
+	if k.perPass {
+		return k.passReport()
+	}
 	type row struct {
 		label string
 		t     *timing

@@ -144,9 +144,10 @@ func (e *Executor) Run(steps []Step, timer *Timer) error {
 
 // run is one Run in progress: the open command encoder.
 type run struct {
-	e     *Executor
-	enc   *gpu.Encoder
-	timer *Timer
+	e      *Executor
+	enc    *gpu.Encoder
+	timer  *Timer
+	passes int // passes timed (a pass timer)
 }
 
 func (r *run) group(s *Step) (*gpu.BindGroup, error) {
@@ -199,8 +200,15 @@ func (r *run) record(i int, s *Step) error {
 	copy(data, s.Params)
 	if r.enc == nil {
 		r.enc = e.dev.NewEncoder()
+		if t := r.timer; t != nil && t.perPass && r.passes < t.cap {
+			if err := r.enc.TimeNextPass(t.qs, r.passes); err != nil {
+				return err
+			}
+			r.passes++
+			t.used = r.passes
+		}
 	}
-	if r.timer != nil && i < r.timer.Capacity() {
+	if r.timer != nil && !r.timer.perPass && i < r.timer.Capacity() {
 		r.timer.used = max(r.timer.used, i+1)
 		return r.enc.DispatchTimed(r.timer.qs, i, s.Pipeline, g, slot, s.Grid)
 	}

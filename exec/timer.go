@@ -15,8 +15,10 @@ type Timer struct {
 	qs      *gpu.QuerySet
 	buf     *gpu.Buffer
 	cap     int
-	used    int        // dispatches timed by the last Run
+	used    int        // dispatches (passes) timed by the last Run
 	submits []Interval // the last Run's queue submissions
+	// perPass times each submission's compute pass, all of its dispatches (NewPassTimer).
+	perPass bool
 }
 
 // Span is one dispatch's start and end timestamps in nanoseconds on the GPU's clock (which
@@ -58,7 +60,20 @@ func NewTimer(dev *gpu.Device, capacity int) (*Timer, error) {
 	return &Timer{dev: dev, qs: qs, buf: buf, cap: capacity}, nil
 }
 
-// Capacity is how many dispatches of a Run are timed.
+// NewPassTimer creates a timer of the compute passes of each Run, one per submission (the
+// first capacity of them): each pass's start and end, the dispatches recorded as they are
+// without timing, so that the GPU's time for a graph is measured without slowing it.
+// Timing.Spans are then the passes'.
+func NewPassTimer(dev *gpu.Device, capacity int) (*Timer, error) {
+	t, err := NewTimer(dev, capacity)
+	if err != nil {
+		return nil, err
+	}
+	t.perPass = true
+	return t, nil
+}
+
+// Capacity is how many dispatches (passes) of a Run are timed.
 func (t *Timer) Capacity() int { return t.cap }
 
 // submitted notes one submission of the Run in progress.

@@ -62,3 +62,62 @@ func TestTimerSpansAndSubmits(t *testing.T) {
 	require.Empty(t, again.Submits)
 	require.Zero(t, Span{Start: 5, End: 3}.Duration())
 }
+
+// TestPassTimer: a pass timer times each submission's compute pass, its dispatches
+// together: two submissions of five dispatches, two spans in order, and the first
+// Capacity() passes only.
+func TestPassTimer(t *testing.T) {
+	in, err := gpu.NewInstance()
+	require.NoError(t, err)
+	ads := in.Adapters()
+	require.NotEmpty(t, ads)
+	d, err := ads[0].OpenWithTimestamps()
+	require.NoError(t, err)
+	defer d.Close()
+	if !d.Timestamps() {
+		_, err := NewPassTimer(d, 4)
+		require.ErrorContains(t, err, "timestamp")
+		return
+	}
+	e, err := New(d, 8, 256)
+	require.NoError(t, err)
+	defer e.Close()
+	p, err := e.Pipeline("stamp", "stamp", 1, func() (string, error) { return stamp, nil })
+	require.NoError(t, err)
+	out, err := d.CreateBuffer(64, gpu.UsageStorage)
+	require.NoError(t, err)
+	defer out.Release()
+	steps := func(submitAfter uint32) []Step {
+		var s []Step
+		for i := uint32(0); i < 5; i++ {
+			s = append(s, Step{Pipeline: p, Bindings: []gpu.Binding{{Buffer: out, Size: 64}},
+				Params: params(i, i), Grid: [3]uint32{1, 1, 1}, Submit: i == submitAfter})
+		}
+		return s
+	}
+	tm, err := NewPassTimer(d, 4)
+	require.NoError(t, err)
+	defer tm.Release()
+	require.NoError(t, e.Run(steps(1), tm))
+	got, err := tm.Collect()
+	require.NoError(t, err)
+	require.Len(t, got.Spans, 2, "one pass per submission: after step 1 and at the end")
+	require.Len(t, got.Submits, 2)
+	require.Greater(t, got.Spans[0].End, got.Spans[0].Start)
+	require.GreaterOrEqual(t, got.Spans[1].Start, got.Spans[0].End, "the passes run in order")
+	// What the stamp kernel stored is what the dispatches did, timed or not.
+	data := make([]byte, 64)
+	require.NoError(t, d.Read(out, 0, data))
+	plain := make([]byte, 64)
+	require.NoError(t, e.Run(steps(9), nil))
+	require.NoError(t, d.Read(out, 0, plain))
+	require.Equal(t, plain, data)
+
+	one, err := NewPassTimer(d, 1)
+	require.NoError(t, err)
+	defer one.Release()
+	require.NoError(t, e.Run(steps(0), one))
+	got, err = one.Collect()
+	require.NoError(t, err)
+	require.Len(t, got.Spans, 1, "the first Capacity() passes")
+}

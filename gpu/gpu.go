@@ -847,6 +847,9 @@ type Encoder struct {
 	err    error        // why the encoder cannot record (the device was unusable)
 	groups []*BindGroup // bind groups of the recorded dispatches
 	bufs   []*Buffer    // buffers of the recorded copies and resolves
+	// passQS and passIndex time the next compute pass Dispatch opens (TimeNextPass).
+	passQS    *QuerySet
+	passIndex int
 }
 
 // NewEncoder starts a command buffer. On an unusable device it returns an encoder whose
@@ -917,6 +920,11 @@ func (e *Encoder) Dispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, grid
 	if grid[0] == 0 || grid[1] == 0 || grid[2] == 0 {
 		return nil
 	}
+	if e.pass == nil && e.passQS != nil {
+		if err := e.d.querySetState(e.passQS).check("timestamp query set"); err != nil {
+			return err
+		}
+	}
 	e.dispatch(p, g, uniformOffset, grid)
 	return nil
 }
@@ -924,10 +932,36 @@ func (e *Encoder) Dispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, grid
 // dispatch is Dispatch without the checks.
 func (e *Encoder) dispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, grid [3]uint32) {
 	if e.pass == nil {
-		e.pass = C.wgpuCommandEncoderBeginComputePass(e.enc, nil)
+		if qs := e.passQS; qs != nil {
+			e.pass = C.gw_begin_timed_pass(e.enc, qs.h, C.uint32_t(e.passIndex))
+			e.passQS = nil
+		} else {
+			e.pass = C.wgpuCommandEncoderBeginComputePass(e.enc, nil)
+		}
 	}
 	C.gw_dispatch(e.pass, p.h, g.h, C.uint32_t(uniformOffset), C.uint32_t(grid[0]), C.uint32_t(grid[1]), C.uint32_t(grid[2]))
 	e.uses(g)
+}
+
+// TimeNextPass makes the next compute pass that Dispatch opens write its start and end
+// times to queries 2*index and 2*index+1 of qs: the GPU time of all the dispatches the
+// pass holds, the barriers between them included, without a pass per dispatch.
+func (e *Encoder) TimeNextPass(qs *QuerySet, index int) error {
+	if err := e.live(); err != nil {
+		return err
+	}
+	if err := e.d.querySetState(qs).check("timestamp query set"); err != nil {
+		return err
+	}
+	if index < 0 || index > math.MaxInt32 {
+		return fmt.Errorf("webgpu: timestamp pair %d outside the query set", index)
+	}
+	if err := checkQueries(2*index, 2, qs.Count); err != nil {
+		return err
+	}
+	e.EndPass()
+	e.passQS, e.passIndex = qs, index
+	return nil
 }
 
 // DispatchTimed records one dispatch in a compute pass of its own, writing its start and

@@ -387,6 +387,13 @@ void gw_dispatch_timed(WGPUCommandEncoder enc, WGPUQuerySet qs, uint32_t index, 
     wgpuComputePassEncoderRelease(pass);
 }
 
+WGPUComputePassEncoder gw_begin_timed_pass(WGPUCommandEncoder enc, WGPUQuerySet qs, uint32_t index) {
+    WGPUComputePassTimestampWrites tw = {qs, 2 * index, 2 * index + 1};
+    WGPUComputePassDescriptor desc = {0};
+    desc.timestampWrites = &tw;
+    return wgpuCommandEncoderBeginComputePass(enc, &desc);
+}
+
 WGPUQuerySet gw_query_set(gw_device *d, uint32_t count) {
     WGPUQuerySetDescriptor desc = {0};
     desc.type = WGPUQueryType_Timestamp;

@@ -67,6 +67,9 @@ uint64_t gw_clear(gw_device *d, WGPUBuffer b, uint64_t offset, uint64_t size);
 // call across the cgo boundary per dispatch.
 void gw_dispatch(WGPUComputePassEncoder pass, WGPUComputePipeline pipeline, WGPUBindGroup group, uint32_t offset,
                  uint32_t x, uint32_t y, uint32_t z);
+// gw_begin_timed_pass opens a compute pass whose start and end times go to queries
+// 2*index and 2*index+1 of qs.
+WGPUComputePassEncoder gw_begin_timed_pass(WGPUCommandEncoder enc, WGPUQuerySet qs, uint32_t index);
 // gw_dispatch_timed records one dispatch in a compute pass of its own whose start and end
 // times go to queries 2*index and 2*index+1 of qs.
 void gw_dispatch_timed(WGPUCommandEncoder enc, WGPUQuerySet qs, uint32_t index, WGPUComputePipeline pipeline,

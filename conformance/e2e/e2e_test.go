@@ -239,4 +239,17 @@ func TestTinyLlamaGenerates(t *testing.T) {
 	t.Logf("the library's own memory: %.2f MiB", own)
 	require.Greater(t, own, 0.0)
 	require.Less(t, own, 64.0)
+	// The GPU's time per graph from timestamps around each submission's pass (lavapipe has
+	// timestamp queries): busy within the span from the first pass to the last, both > 0.
+	g := regexp.MustCompile(`WGPU0 GPU ([0-9.]+) µs/graph busy in its passes, ([0-9.]+) µs/graph from`).FindStringSubmatch(log)
+	require.NotNil(t, g, "the profile reports the GPU's time per graph")
+	busy, err := strconv.ParseFloat(g[1], 64)
+	require.NoError(t, err)
+	span, err := strconv.ParseFloat(g[2], 64)
+	require.NoError(t, err)
+	t.Logf("GPU per graph: %.1f µs busy, %.1f µs span", busy, span)
+	require.Greater(t, busy, 0.0)
+	require.LessOrEqual(t, busy, span*1.0001)
+	// The fusions the tiny llama's decode takes.
+	require.Regexp(t, `WGPU0 fusions in the graphs planned: .*add\+norm\+mul [1-9]`, log)
 }
