@@ -47,12 +47,6 @@ const (
 	// EnvDequantChunkKB caps, in KiB, the F16 rows of one dequantized weight chunk
 	// (ops.Limits.DequantChunkBytes; default 32 MiB).
 	EnvDequantChunkKB = "GGML_WGPU_DEQUANT_CHUNK_KB"
-	// EnvFAGroups overrides the workgroups the decoding flash attention aims for
-	// (ops.Limits.FATargetGroups; temporary: for tuning).
-	EnvFAGroups = "GGML_WGPU_FA_GROUPS"
-	// EnvFAVecKV overrides the longest cache decoding flash attention takes its
-	// short-cache kernel for (ops.Limits.FAVecMaxKV; -1: never), for comparisons.
-	EnvFAVecKV = "GGML_WGPU_FA_VEC_KV"
 )
 
 // envInt reads a positive integer variable (0 when unset or invalid).
@@ -178,8 +172,7 @@ func (d *Device) Limits() ops.Limits {
 		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
 		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings),
 		SwarOff:           os.Getenv(EnvSwar) == "0", SwarRows: envInt(EnvSwarRows), SwarWG: envInt(EnvSwarWG),
-		SwarMin: envInt(EnvSwarMin), FATargetGroups: envInt(EnvFAGroups),
-		FAVecMaxKV: envInt(EnvFAVecKV)}
+		SwarMin: envInt(EnvSwarMin)}
 }
 
 // OwnMemory returns the GPU memory in buffers that the device holds beyond those ggml

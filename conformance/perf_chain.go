@@ -13,10 +13,11 @@ import (
 // A chain's time per repetition is what one such node costs inside a graph: its kernel
 // and the barrier and launch before it. The tiny ADD is the floor of a dispatch.
 
-// perfChainCases: the floor (ADD of 2048 floats), a norm of a 1B's width, and the square
+// perfChainCases: the floor (ADD and SCALE of 2048 floats; SCALE of 2^20 floats, many
+// workgroups), a norm of a 1B's width, and the square
 // mat-vecs of the 1B (2048) and 8B (4096) attention with weights beyond the L2 cache.
 func perfChainCases() []*PerfCase {
-	cs := []*PerfCase{perfChainAdd(2048), perfChainRMSNorm(2048)}
+	cs := []*PerfCase{perfChainAdd(2048), perfChainScale(2048), perfChainScale(1 << 20), perfChainRMSNorm(2048)}
 	for _, ta := range []tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_K} {
 		for _, k := range []int64{2048, 4096} {
 			cs = append(cs, perfChainMulMat(ta, k))
@@ -35,6 +36,21 @@ func perfChainAdd(ne int64) *PerfCase {
 			y := b.New("y", f32, ne)
 			return func() ggml.Tensor {
 				x = b.L.Add(b.Ctx, x, y)
+				return x
+			}
+		},
+	}
+}
+
+// perfChainScale: x = 0.5 x over ne floats (an op no backend fuses with the next).
+func perfChainScale(ne int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("SCALE(type=f32,ne=%s,chain)", fmtNe(shape(ne, 1))),
+		Op:   "SCALE",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			x := b.New("x", f32, ne)
+			return func() ggml.Tensor {
+				x = b.L.Scale(b.Ctx, x, 0.5)
 				return x
 			}
 		},

@@ -100,7 +100,7 @@ func TestPerfCases(t *testing.T) {
 	require.Len(t, FilterPerf(cs, "FLASH_ATTN_EXT"), 4+3+3)
 	require.Len(t, FilterPerf(cs, "nb=1,"), 2+3)
 	// chains: the floor, a norm, 3 formats x 2 square mat-vecs
-	require.Len(t, FilterPerf(cs, ",chain)"), 2+6)
+	require.Len(t, FilterPerf(cs, ",chain)"), 4+6)
 }
 
 // TestPerfColdCopies builds a cold-weight case (perfMulMatCold) and checks that its

@@ -95,7 +95,7 @@ func flashAttnNode(d, dv, nq, nh, nhkv, nkv int64, kt, vt tensor.Type, mask, sin
 
 func flashAttnExamples() []*tensor.Tensor {
 	ex := []*tensor.Tensor{
-		flashAttnNode(64, 64, 1, 8, 2, 1000, tensor.F16, tensor.F16, true, false, 0, 0),  // decode, split
+		flashAttnNode(64, 64, 1, 8, 2, 100, tensor.F16, tensor.F16, true, false, 0, 0),   // decode, split
 		flashAttnNode(64, 64, 32, 4, 4, 100, tensor.F16, tensor.F16, true, true, 8, 0),   // prompt, sinks, ALiBi
 		flashAttnNode(128, 128, 3, 4, 1, 40, tensor.F32, tensor.F32, false, true, 0, 10), // f32, softcap
 		flashAttnNode(576, 512, 1, 16, 1, 64, tensor.F16, tensor.F16, true, false, 0, 0),
@@ -106,11 +106,6 @@ func flashAttnExamples() []*tensor.Tensor {
 		flashAttnNode(64, 64, 16, 4, 1, 50, tensor.Q4_0, tensor.Q8_0, true, false, 0, 0),
 		flashAttnNode(96, 64, 12, 2, 2, 70, tensor.F32, tensor.F32, true, true, 0, 20),
 		flashAttnNode(64, 64, 16, 4, 1, 2000, tensor.F16, tensor.F16, true, true, 0, 0), // split KV
-		// the short-cache decoding kernel: V rows loaded ahead, and not (Dv 96: 12 column
-		// groups, some threads idle), with sinks, ALiBi and softcap
-		flashAttnNode(64, 64, 1, 32, 8, 256, tensor.F16, tensor.F16, true, false, 0, 0),
-		flashAttnNode(96, 96, 2, 4, 2, 500, tensor.F16, tensor.F16, true, true, 8, 0),
-		flashAttnNode(128, 128, 1, 4, 1, 300, tensor.Q8_0, tensor.Q4_0, false, true, 0, 30),
 	)
 	// K and V element by element (rows not 16-byte aligned).
 	for _, nq := range []int64{2, 16} { // decode and prompt
@@ -120,12 +115,9 @@ func flashAttnExamples() []*tensor.Tensor {
 		odd.Src[1].Nb[3] = odd.Src[1].Nb[2] * 2
 		ex = append(ex, odd)
 	}
-	// Every quantized K and V format, decoding: in turn the short-cache kernel and the
-	// split one (both read them through flash_attn_io's k8 and v8).
-	for i, q := range quantTypes {
+	for _, q := range quantTypes {
 		d := int64(max(64, q.BlockElems()))
-		kv := []int64{50, 1000}[i%2]
-		ex = append(ex, flashAttnNode(d, d, 1, 4, 1, kv, q, q, true, false, 0, 0))
+		ex = append(ex, flashAttnNode(d, d, 1, 4, 1, 50, q, q, true, false, 0, 0))
 	}
 	return ex
 }
@@ -242,9 +234,6 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 			return lowerFlashAttnTile(t, p, tl, l), nil
 		}
 	}
-	if faVecApplies(&p, l) {
-		return lowerFlashAttnVec(t, p, l), nil
-	}
 	want := p.Rows
 	if p.NQ <= faDecodeMaxQ {
 		want = min(want, 8)
@@ -258,12 +247,8 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	tiles := (p.NKV + faTile - 1) / faTile
 	splits := uint32(1)
 	dstRows := uint64(p.NHead) * uint64(p.NQ) * uint64(p.NSeq)
-	target := uint64(faTargetGroups)
-	if l.FATargetGroups > 0 {
-		target = uint64(l.FATargetGroups)
-	}
-	if p.NQ <= faDecodeMaxQ && tiles > 1 && groups < target {
-		splits = min(tiles, uint32((target+groups-1)/groups), faMaxSplits)
+	if p.NQ <= faDecodeMaxQ && tiles > 1 && groups < faTargetGroups {
+		splits = min(tiles, uint32((faTargetGroups+groups-1)/groups), faMaxSplits)
 		// the partial results must fit one binding
 		for splits > 1 && 4*dstRows*uint64(splits)*uint64(p.Dv+2)+256 > l.MaxBinding {
 			splits /= 2

@@ -56,13 +56,6 @@ type Limits struct {
 	SwarOff          bool
 	SwarRows, SwarWG int
 	SwarMin          int
-	// FATargetGroups overrides the workgroups the decoding flash attention aims for (KV
-	// splits times row tiles; 0: faTargetGroups), for tuning (temporary).
-	FATargetGroups int
-	// FAVecMaxKV overrides the longest cache that decoding flash attention takes the
-	// short-cache kernel for (flash_attn_vec.go; 0: faVecMaxKV, < 0: never), for
-	// comparisons and tests of the split kernel.
-	FAVecMaxKV int
 }
 
 // family is what each op file registers for an op.
