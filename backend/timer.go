@@ -40,23 +40,16 @@ type timing struct {
 // newPassTimer is newKernelTimer timing each submission's pass, the dispatches recorded
 // as they are (GGML_WGPU_PROFILE=1): the GPU's time for a graph without slowing it.
 func (d *Device) newPassTimer() (*kernelTimer, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err := d.usable(); err != nil {
-		return nil, err
-	}
-	if !d.gpu.Timestamps() {
-		return nil, fmt.Errorf("the adapter has no timestamp queries")
-	}
-	t, err := exec.NewPassTimer(d.gpu, timedDispatches)
-	if err != nil {
-		return nil, err
-	}
-	return &kernelTimer{t: t, perPass: true}, nil
+	return d.newTimer(true)
 }
 
-// newKernelTimer needs a device opened with timestamps (profile level 2 does that).
+// newKernelTimer needs a device opened with timestamps (profile levels 1 and 2 do that).
 func (d *Device) newKernelTimer() (*kernelTimer, error) {
+	return d.newTimer(false)
+}
+
+// newTimer makes a kernel timer, or a pass timer when perPass.
+func (d *Device) newTimer(perPass bool) (*kernelTimer, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
@@ -64,6 +57,13 @@ func (d *Device) newKernelTimer() (*kernelTimer, error) {
 	}
 	if !d.gpu.Timestamps() {
 		return nil, fmt.Errorf("the adapter has no timestamp queries")
+	}
+	if perPass {
+		t, err := exec.NewPassTimer(d.gpu, timedDispatches)
+		if err != nil {
+			return nil, err
+		}
+		return &kernelTimer{t: t, perPass: true}, nil
 	}
 	t, err := exec.NewTimer(d.gpu, timedDispatches)
 	if err != nil {

@@ -10,37 +10,58 @@ import (
 // A timed Run reports each timed dispatch's timestamps, in order, and the CPU time of
 // each of its submissions; dispatches beyond the capacity run untimed. On an adapter
 // without timestamp queries the timer cannot be made, and says so.
-func TestTimerSpansAndSubmits(t *testing.T) {
+// openTimed opens the first adapter with timestamps, closed when the test ends.
+func openTimed(t *testing.T) *gpu.Device {
+	t.Helper()
 	in, err := gpu.NewInstance()
 	require.NoError(t, err)
 	ads := in.Adapters()
 	require.NotEmpty(t, ads)
 	d, err := ads[0].OpenWithTimestamps()
 	require.NoError(t, err)
-	defer d.Close()
+	t.Cleanup(d.Close)
+	return d
+}
+
+// stampRig makes an executor on d, the stamp pipeline and a 64-byte buffer for it, all
+// released when the test ends.
+func stampRig(t *testing.T, d *gpu.Device) (*Executor, *gpu.Pipeline, *gpu.Buffer) {
+	t.Helper()
+	e, err := New(d, 8, 256)
+	require.NoError(t, err)
+	t.Cleanup(e.Close)
+	p, err := e.Pipeline("stamp", "stamp", 1, func() (string, error) { return stamp, nil })
+	require.NoError(t, err)
+	out, err := d.CreateBuffer(64, gpu.UsageStorage)
+	require.NoError(t, err)
+	t.Cleanup(out.Release)
+	return e, p, out
+}
+
+// stampSteps are five stamp dispatches into out, a submission after step submitAfter.
+func stampSteps(p *gpu.Pipeline, out *gpu.Buffer, submitAfter uint32) []Step {
+	var s []Step
+	for i := uint32(0); i < 5; i++ {
+		s = append(s, Step{Pipeline: p, Bindings: []gpu.Binding{{Buffer: out, Size: 64}},
+			Params: params(i, i), Grid: [3]uint32{1, 1, 1}, Submit: i == submitAfter})
+	}
+	return s
+}
+
+func TestTimerSpansAndSubmits(t *testing.T) {
+	d := openTimed(t)
 	if !d.Timestamps() {
 		_, err := NewTimer(d, 4)
 		require.ErrorContains(t, err, "timestamp")
 		return
 	}
-	_, err = NewTimer(d, 4096)
+	_, err := NewTimer(d, 4096)
 	require.Error(t, err, "a query set holds 4096 queries: 2048 dispatches")
 	tm, err := NewTimer(d, 3)
 	require.NoError(t, err)
 	defer tm.Release()
-	e, err := New(d, 8, 256)
-	require.NoError(t, err)
-	defer e.Close()
-	p, err := e.Pipeline("stamp", "stamp", 1, func() (string, error) { return stamp, nil })
-	require.NoError(t, err)
-	out, err := d.CreateBuffer(64, gpu.UsageStorage)
-	require.NoError(t, err)
-	defer out.Release()
-	var steps []Step
-	for i := uint32(0); i < 5; i++ {
-		steps = append(steps, Step{Pipeline: p, Bindings: []gpu.Binding{{Buffer: out, Size: 64}},
-			Params: params(i, i), Grid: [3]uint32{1, 1, 1}, Submit: i == 1})
-	}
+	e, p, out := stampRig(t, d)
+	steps := stampSteps(p, out, 1)
 	require.NoError(t, e.Run(steps, tm))
 	got, err := tm.Collect()
 	require.NoError(t, err)
@@ -67,34 +88,14 @@ func TestTimerSpansAndSubmits(t *testing.T) {
 // together: two submissions of five dispatches, two spans in order, and the first
 // Capacity() passes only.
 func TestPassTimer(t *testing.T) {
-	in, err := gpu.NewInstance()
-	require.NoError(t, err)
-	ads := in.Adapters()
-	require.NotEmpty(t, ads)
-	d, err := ads[0].OpenWithTimestamps()
-	require.NoError(t, err)
-	defer d.Close()
+	d := openTimed(t)
 	if !d.Timestamps() {
 		_, err := NewPassTimer(d, 4)
 		require.ErrorContains(t, err, "timestamp")
 		return
 	}
-	e, err := New(d, 8, 256)
-	require.NoError(t, err)
-	defer e.Close()
-	p, err := e.Pipeline("stamp", "stamp", 1, func() (string, error) { return stamp, nil })
-	require.NoError(t, err)
-	out, err := d.CreateBuffer(64, gpu.UsageStorage)
-	require.NoError(t, err)
-	defer out.Release()
-	steps := func(submitAfter uint32) []Step {
-		var s []Step
-		for i := uint32(0); i < 5; i++ {
-			s = append(s, Step{Pipeline: p, Bindings: []gpu.Binding{{Buffer: out, Size: 64}},
-				Params: params(i, i), Grid: [3]uint32{1, 1, 1}, Submit: i == submitAfter})
-		}
-		return s
-	}
+	e, p, out := stampRig(t, d)
+	steps := func(submitAfter uint32) []Step { return stampSteps(p, out, submitAfter) }
 	tm, err := NewPassTimer(d, 4)
 	require.NoError(t, err)
 	defer tm.Release()

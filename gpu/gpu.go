@@ -943,6 +943,17 @@ func (e *Encoder) dispatch(p *Pipeline, g *BindGroup, uniformOffset uint32, grid
 	e.uses(g)
 }
 
+// checkTimestampPair validates queries 2*index and 2*index+1 of qs, a live query set of d.
+func (d *Device) checkTimestampPair(qs *QuerySet, index int) error {
+	if err := d.querySetState(qs).check("timestamp query set"); err != nil {
+		return err
+	}
+	if index < 0 || index > math.MaxInt32 {
+		return fmt.Errorf("webgpu: timestamp pair %d outside the query set", index)
+	}
+	return checkQueries(2*index, 2, qs.Count)
+}
+
 // TimeNextPass makes the next compute pass that Dispatch opens write its start and end
 // times to queries 2*index and 2*index+1 of qs: the GPU time of all the dispatches the
 // pass holds, the barriers between them included, without a pass per dispatch.
@@ -950,13 +961,7 @@ func (e *Encoder) TimeNextPass(qs *QuerySet, index int) error {
 	if err := e.live(); err != nil {
 		return err
 	}
-	if err := e.d.querySetState(qs).check("timestamp query set"); err != nil {
-		return err
-	}
-	if index < 0 || index > math.MaxInt32 {
-		return fmt.Errorf("webgpu: timestamp pair %d outside the query set", index)
-	}
-	if err := checkQueries(2*index, 2, qs.Count); err != nil {
+	if err := e.d.checkTimestampPair(qs, index); err != nil {
 		return err
 	}
 	e.EndPass()
@@ -970,13 +975,7 @@ func (e *Encoder) DispatchTimed(qs *QuerySet, index int, p *Pipeline, g *BindGro
 	if err := e.checkDispatch(p, g, uniformOffset, grid); err != nil {
 		return err
 	}
-	if err := e.d.querySetState(qs).check("timestamp query set"); err != nil {
-		return err
-	}
-	if index < 0 || index > math.MaxInt32 {
-		return fmt.Errorf("webgpu: timestamp pair %d outside the query set", index)
-	}
-	if err := checkQueries(2*index, 2, qs.Count); err != nil {
+	if err := e.d.checkTimestampPair(qs, index); err != nil {
 		return err
 	}
 	e.EndPass()
