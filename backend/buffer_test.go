@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func firstDevice(t *testing.T) *Device {
+func firstDevice(t testing.TB) *Device {
 	t.Helper()
 	r := Default()
 	require.NotEmpty(t, r.Devices, "no WebGPU device: run scripts/setup.sh (installs lavapipe)")
