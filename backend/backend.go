@@ -42,8 +42,10 @@ type Backend struct {
 	plans   []*compiled // most recently used first
 	profile int
 	stats   Stats
-	timer   *kernelTimer  // nil unless EnvProfile >= 2
+	timer   *kernelTimer  // nil unless EnvProfile >= 1 (level 1: a pass timer)
 	trace   *backendTrace // nil unless EnvProfile names a trace file
+	// lastSync is when the last Synchronize returned, until the next Compute (Stats.Between).
+	lastSync time.Time
 }
 
 // Stats counts a backend's work.
@@ -53,6 +55,11 @@ type Stats struct {
 	// EncodeReused is the part of Encode spent on reused graphs: the steady state of a
 	// decode, without the first graph's planning and pipeline compilation.
 	EncodeReused time.Duration
+	// Between is the time from the end of a Synchronize to the next Compute, summed over
+	// Betweens such gaps: the host's own work between graphs (a decode: reading the
+	// logits back, sampling, building and placing the next graph).
+	Between  time.Duration
+	Betweens int
 	// Rows and Refused sum sched.Plan's counts of the graphs planned (reused ones not
 	// again): fused patterns by fusion row, and rows whose ops matched but that were not
 	// taken, by row and reason.
@@ -134,6 +141,11 @@ const scratchRetries = 3
 // node is unsupported or not in this device's buffers.
 func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error {
 	start := time.Now()
+	if !b.lastSync.IsZero() {
+		b.stats.Between += start.Sub(b.lastSync)
+		b.stats.Betweens++
+		b.lastSync = time.Time{}
+	}
 	for try := 1; ; try++ {
 		err := b.compute(start, snapshot, nodes)
 		if !errors.Is(err, errScratchMoved) || try == scratchRetries {
@@ -238,7 +250,8 @@ func (b *Backend) remember(c *compiled) {
 func (b *Backend) Synchronize() error {
 	start := time.Now()
 	err := b.Dev.Synchronize()
-	b.stats.Wait += time.Since(start)
+	b.lastSync = time.Now()
+	b.stats.Wait += b.lastSync.Sub(start)
 	if b.trace != nil {
 		b.trace.wait(start)
 	}
@@ -275,6 +288,10 @@ func (b *Backend) Close() {
 	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph (reused graphs %v/graph), wait %v/graph, pipelines %d, own memory %.2f MiB",
 		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, reused, s.Wait/n, b.Dev.PipelineCount(),
 		float64(b.Dev.OwnMemory())/(1<<20))
+	if s.Betweens > 0 {
+		logf(LogInfo, "%s host between graphs %v/graph (the device's buffer reads, which wait for the GPU first: %v/graph)", b.Dev.Name,
+			s.Between/time.Duration(s.Betweens), time.Duration(b.Dev.readNS.Load())/n)
+	}
 	l := b.Dev.Limits()
 	logf(LogInfo, "%s limits the plans used: storage binding %d bytes, %d storage bindings a dispatch, workgroup %d invocations, %d bytes shared",
 		b.Dev.Name, l.MaxBinding, l.MaxStorageBuffers, l.MaxGroupSize, l.MaxWorkgroupStorage)

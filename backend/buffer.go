@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 )
@@ -167,6 +168,8 @@ func (b *Buffer) Read(offset uint64, dst []byte) error {
 	d := b.dev
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	began := time.Now()
+	defer func() { d.readNS.Add(int64(time.Since(began))) }()
 	n := uint64(len(dst))
 	if err := b.check(offset, n); err != nil {
 		return err

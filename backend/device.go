@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ggml-wgpu/ggml-wgpu/exec"
@@ -76,7 +77,9 @@ type Device struct {
 	exe       *exec.Executor
 	buffers   map[uint64]*Buffer
 	allocated uint64
-	scratch   scratchMem // memory of scratch operands (ops.ScratchBuffer)
+	// readNS sums the nanoseconds Buffer.Read took (the profile's reads between graphs).
+	readNS  atomic.Int64
+	scratch scratchMem // memory of scratch operands (ops.ScratchBuffer)
 
 	memMu             sync.Mutex // guards the cached Vulkan memory reading
 	memAt             time.Time

@@ -250,6 +250,8 @@ func TestTinyLlamaGenerates(t *testing.T) {
 	t.Logf("GPU per graph: %.1f µs busy, %.1f µs span", busy, span)
 	require.Greater(t, busy, 0.0)
 	require.LessOrEqual(t, busy, span*1.0001)
+	// The host's own time between graphs.
+	require.Regexp(t, `WGPU0 host between graphs [0-9.]+[µm]?s/graph`, log)
 	// The fusions the tiny llama's decode takes.
 	require.Regexp(t, `WGPU0 fusions in the graphs planned: .*add\+norm\+mul [1-9]`, log)
 }
