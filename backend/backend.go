@@ -56,8 +56,8 @@ type Stats struct {
 	// decode, without the first graph's planning and pipeline compilation.
 	EncodeReused time.Duration
 	// Between is the time from the end of a Synchronize to the next Compute, summed over
-	// Betweens such gaps: the host's own work between graphs (a decode: reading the
-	// logits back, sampling, building and placing the next graph).
+	// Betweens such gaps: the host's own work between graphs (a decode: sampling, building
+	// and placing the next graph; llama reads the logits before it synchronizes).
 	Between  time.Duration
 	Betweens int
 	// Rows and Refused sum sched.Plan's counts of the graphs planned (reused ones not
@@ -146,8 +146,8 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error 
 		b.stats.Betweens++
 		b.lastSync = time.Time{}
 	}
-	for try := 1; ; try++ {
-		err := b.compute(start, snapshot, nodes)
+	for try, at := 1, start; ; try, at = try+1, time.Now() {
+		err := b.compute(at, snapshot, nodes)
 		if !errors.Is(err, errScratchMoved) || try == scratchRetries {
 			return err
 		}
