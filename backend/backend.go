@@ -165,6 +165,7 @@ func (b *Backend) compute(start time.Time, snapshot []byte, nodes func() []*tens
 	hit := c != nil
 	if b.timer != nil && b.timer.perPass {
 		b.timer.collected = exec.Interval{}
+		b.timer.begun = start
 	}
 	defer func() {
 		took := time.Since(start)

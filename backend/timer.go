@@ -30,6 +30,12 @@ type kernelTimer struct {
 	// pass's start to the last one's end.
 	perPass    bool
 	busy, span uint64
+	// begun is when the graph being run began its compute; firstSubmit, lastSubmit and
+	// readBack sum, over the graphs of a pass timer, the CPU time from then until its first
+	// and last queue submissions returned and until its GPU times were read back (which
+	// waits for the GPU): where a graph's CPU time goes around the GPU's span.
+	begun                             time.Time
+	firstSubmit, lastSubmit, readBack time.Duration
 }
 
 type timing struct {
@@ -93,6 +99,11 @@ func (k *kernelTimer) collect(labels []string) error {
 			}
 			k.span += exec.Span{Start: tm.Spans[0].Start, End: tm.Spans[n-1].End}.Duration()
 		}
+		if n := len(tm.Submits); n > 0 && !k.begun.IsZero() {
+			k.firstSubmit += tm.Submits[0].End.Sub(k.begun)
+			k.lastSubmit += tm.Submits[n-1].End.Sub(k.begun)
+			k.readBack += k.collected.End.Sub(k.begun)
+		}
 		k.runs++
 		return nil
 	}
@@ -113,8 +124,10 @@ func (k *kernelTimer) collect(labels []string) error {
 // passReport says what a pass timer measured per graph.
 func (k *kernelTimer) passReport() string {
 	n := float64(max(k.runs, 1))
-	return fmt.Sprintf("GPU %.1f µs/graph busy in its passes, %.1f µs/graph from the first pass's start to the last one's end",
-		float64(k.busy)/1e3/n, float64(k.span)/1e3/n)
+	us := func(d time.Duration) float64 { return float64(d.Microseconds()) / n }
+	return fmt.Sprintf("GPU %.1f µs/graph busy in its passes, %.1f µs/graph from the first pass's start to the last one's end; "+
+		"CPU from a graph's compute to its first submission %.1f µs/graph, to its last %.1f, to the GPU's times read back %.1f",
+		float64(k.busy)/1e3/n, float64(k.span)/1e3/n, us(k.firstSubmit), us(k.lastSubmit), us(k.readBack))
 }
 
 // report lists the labels by total time (a pass timer: passReport).

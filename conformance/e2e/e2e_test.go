@@ -250,6 +250,19 @@ func TestTinyLlamaGenerates(t *testing.T) {
 	t.Logf("GPU per graph: %.1f µs busy, %.1f µs span", busy, span)
 	require.Greater(t, busy, 0.0)
 	require.LessOrEqual(t, busy, span*1.0001)
+	// Where the CPU's time of a graph goes around it: the first submission returns before
+	// the last, and the GPU's times are read back after both.
+	c := regexp.MustCompile(`to its first submission ([0-9.]+) µs/graph, to its last ([0-9.]+), to the GPU's times read back ([0-9.]+)`).FindStringSubmatch(log)
+	require.NotNil(t, c, "the profile reports the CPU's time around the GPU's")
+	var host [3]float64
+	for i := range host {
+		host[i], err = strconv.ParseFloat(c[i+1], 64)
+		require.NoError(t, err)
+	}
+	t.Logf("CPU per graph: first submission %.1f µs, last %.1f µs, read back %.1f µs", host[0], host[1], host[2])
+	require.Greater(t, host[0], 0.0)
+	require.LessOrEqual(t, host[0], host[1])
+	require.Less(t, host[1], host[2])
 	// The host's own time between graphs.
 	require.Regexp(t, `WGPU0 host between graphs [0-9.]+[µm]?s/graph`, log)
 	// The fusions the tiny llama's decode takes.
