@@ -52,5 +52,11 @@ func (a *Params) Flush() error {
 // Seal ties the open batch's slots to submission seq.
 func (a *Params) Seal(seq uint64) { a.ring.Seal(seq) }
 
+// Hold sets the open batch's slots aside for a recording submitted later (Ring.Hold).
+func (a *Params) Hold() Held { return a.ring.Hold() }
+
+// Settle ties held slots to the submission that read them (Ring.Settle).
+func (a *Params) Settle(h Held, seq uint64) { a.ring.Settle(h, seq) }
+
 // Release frees the GPU buffer.
 func (a *Params) Release() { a.Buf.Release() }

@@ -2,11 +2,24 @@
 // parameter arena (one uniform buffer of fixed slots, addressed with dynamic offsets).
 package arena
 
-import "errors"
+import (
+	"errors"
+	"math"
+)
 
 // ErrFull says that the open batch spans the whole ring or would have to wrap: the caller
 // must submit (Seal) it first and retry.
 var ErrFull = errors.New("arena: the open batch is full")
+
+// ErrHeld says that the next slot is held for a submission not made yet (Hold): the
+// holder must settle it first.
+var ErrHeld = errors.New("arena: the next slot is held for a submission not made yet")
+
+// held is the sequence number of a run held for a submission not made yet.
+const held = math.MaxUint64
+
+// Held names a run of slots that Hold set aside.
+type Held struct{ start, end int }
 
 // Ring hands out runs of contiguous slots from a fixed number of slots, in order,
 // wrapping around. Slots handed out are owned by the batch that is open until Seal marks
@@ -67,6 +80,9 @@ func (r *Ring) reclaim(slot int) error {
 			continue
 		}
 		if slot >= o.start && slot < o.end {
+			if o.seq == held {
+				return ErrHeld
+			}
 			if err := r.wait(o.seq); err != nil {
 				return err
 			}
@@ -89,3 +105,26 @@ func (r *Ring) Seal(seq uint64) {
 
 // Completed records that every submission up to seq has completed.
 func (r *Ring) Completed(seq uint64) { r.done = max(r.done, seq) }
+
+// Hold sets the open batch's slots aside for a submission not made yet (a recording kept
+// to be submitted later) and starts a new batch. Until Settle names the submission, the
+// slots are not handed out again: an Alloc reaching them fails with ErrHeld.
+func (r *Ring) Hold() Held {
+	h := Held{r.open.start, r.open.end}
+	if h.end > h.start {
+		r.owner = append(r.owner, span{h.start, h.end, held})
+	}
+	r.open = span{start: r.head, end: r.head}
+	return h
+}
+
+// Settle ties the held slots h to submission seq: the one that read them, or, for a
+// recording dropped unsubmitted, the last one made (nothing in flight reads them).
+func (r *Ring) Settle(h Held, seq uint64) {
+	for i := range r.owner {
+		if o := &r.owner[i]; o.seq == held && o.start == h.start && o.end == h.end {
+			o.seq = seq
+			return
+		}
+	}
+}

@@ -51,3 +51,40 @@ func TestRingOpenBatchCannotWrap(t *testing.T) {
 	require.Equal(t, 0, start)
 	require.Equal(t, 1, end)
 }
+
+func TestRingHeldSlotsWaitForTheirSubmission(t *testing.T) {
+	var waited []uint64
+	r := NewRing(4, func(seq uint64) error { waited = append(waited, seq); return nil })
+	for i := 0; i < 2; i++ {
+		_, err := r.Alloc()
+		require.NoError(t, err)
+	}
+	h := r.Hold() // slots 0 and 1, for a submission not made yet
+	for i := 2; i < 4; i++ {
+		s, err := r.Alloc()
+		require.NoError(t, err)
+		require.Equal(t, i, s)
+	}
+	r.Seal(1)
+	// Wrapping reaches slot 0: held, so neither handed out nor waited for.
+	_, err := r.Alloc()
+	require.ErrorIs(t, err, ErrHeld)
+	require.Empty(t, waited)
+	// Once its submission is named, slot 0 waits for that one.
+	r.Settle(h, 2)
+	s, err := r.Alloc()
+	require.NoError(t, err)
+	require.Equal(t, 0, s)
+	require.Equal(t, []uint64{2}, waited)
+}
+
+func TestRingHoldOfNothingHoldsNothing(t *testing.T) {
+	r := NewRing(2, func(uint64) error { t.Fatal("nothing to wait for"); return nil })
+	h := r.Hold()
+	r.Settle(h, 5)
+	for i := 0; i < 2; i++ {
+		s, err := r.Alloc()
+		require.NoError(t, err)
+		require.Equal(t, i, s)
+	}
+}

@@ -26,6 +26,9 @@ const (
 	// value that is not a number names a file: level 2, and a Chrome trace-event JSON of
 	// the graphs written there whenever a backend is freed (trace.go).
 	EnvProfile = "GGML_WGPU_PROFILE"
+	// EnvAhead=0 turns off recording a graph that ran again ahead of its next run (on by
+	// default: see exec.Recording).
+	EnvAhead = "GGML_WGPU_AHEAD"
 )
 
 // defaultBatch keeps submissions short on CPU drivers (they crash on long ones) and lets
@@ -39,6 +42,7 @@ const planCacheSize = 4
 type Backend struct {
 	Dev     *Device
 	batch   int
+	ahead   bool        // record reused graphs ahead of their next run (EnvAhead)
 	plans   []*compiled // most recently used first
 	profile int
 	stats   Stats
@@ -94,7 +98,7 @@ func NewBackend(d *Device) (*Backend, error) {
 	if _, err := d.open(); err != nil {
 		return nil, err
 	}
-	b := &Backend{Dev: d, batch: defaultBatch}
+	b := &Backend{Dev: d, batch: defaultBatch, ahead: os.Getenv(EnvAhead) != "0"}
 	var tracePath string
 	b.profile, tracePath = profileSetting()
 	if v, err := strconv.Atoi(os.Getenv(EnvBatch)); err == nil && v > 0 {
@@ -165,7 +169,10 @@ func (b *Backend) compute(start time.Time, snapshot []byte, nodes func() []*tens
 	hit := c != nil
 	if b.timer != nil && b.timer.perPass {
 		b.timer.collected = exec.Interval{}
-		b.timer.begun = start
+		b.timer.begun = time.Time{}
+		if hit { // the first run's planning and compiling would swamp the steady state
+			b.timer.begun = start
+		}
 	}
 	defer func() {
 		took := time.Since(start)
@@ -209,9 +216,14 @@ func (b *Backend) compute(start time.Time, snapshot []byte, nodes func() []*tens
 	b.stats.Dispatches += len(c.steps)
 	var err error
 	if b.trace != nil { // off by default: the normal path does no more than this test
-		err = b.trace.compute(start, hit, c, b.timer, func() error { return d.run(c, b.timer) })
+		err = b.trace.compute(start, hit, c, b.timer, func() error { return d.run(c, b.timer, 0) })
 	} else {
-		err = d.run(c, b.timer)
+		// A graph that ran again (llama's decode graph) is likely to run next too.
+		ahead := 0
+		if hit && b.ahead {
+			ahead = b.batch
+		}
+		err = d.run(c, b.timer, ahead)
 	}
 	if errors.Is(err, errScratchMoved) { // another backend of the device grew the scratch memory
 		b.plans = slices.DeleteFunc(b.plans, func(p *compiled) bool { return p == c })

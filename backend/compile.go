@@ -98,8 +98,10 @@ func (d *Device) compile(plan *sched.Plan) (steps []exec.Step, scratchGen uint64
 }
 
 // run hands a compiled graph to the executor, and collects kernel times when timed. A
-// graph that binds a replaced scratch buffer is not run: errScratchMoved.
-func (d *Device) run(c *compiled, timer *kernelTimer) error {
+// graph that binds a replaced scratch buffer is not run: errScratchMoved. A graph that
+// the executor holds recorded ahead is submitted as recorded; with ahead > 0 the graph's
+// next run is recorded (in submissions of at most ahead steps) before run returns.
+func (d *Device) run(c *compiled, timer *kernelTimer, ahead int) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
@@ -112,8 +114,21 @@ func (d *Device) run(c *compiled, timer *kernelTimer) error {
 	if timer != nil {
 		t = timer.t
 	}
-	if err := d.exe.Run(c.steps, t); err != nil {
+	ran, err := d.exe.RunRecorded(c, t)
+	if err != nil {
 		return err
+	}
+	if !ran {
+		if err := d.exe.Run(c.steps, t); err != nil {
+			return err
+		}
+	}
+	if ahead > 0 && (timer == nil || timer.perPass) {
+		// The next run of c, recorded while the GPU runs this one (exec.Recording). On
+		// failure c records as it runs, as before.
+		if err := d.exe.Prerecord(c, c.steps, ahead, t); err != nil {
+			logf(LogDebug, "%s: graph not recorded ahead: %v", d.Name, err)
+		}
 	}
 	if timer != nil {
 		return timer.collect(c.labels)

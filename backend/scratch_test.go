@@ -132,7 +132,7 @@ func TestScratchReleasedOnGrowth(t *testing.T) {
 	require.False(t, first.Alive(), "the replaced buffer is released")
 	require.Equal(t, gen+1, d.scratch.gen.Load())
 	require.Equal(t, own+d.scratch.buf.Size-first.Size, d.OwnMemory(), "own memory grows by the difference")
-	require.ErrorIs(t, d.run(stale, nil), errScratchMoved, "a stale graph does not run")
+	require.ErrorIs(t, d.run(stale, nil, 0), errScratchMoved, "a stale graph does not run")
 
 	for _, b := range []*Backend{b1, b2} {
 		reused := b.Stats().Reused

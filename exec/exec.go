@@ -47,6 +47,7 @@ type Executor struct {
 	groups map[groupKey]*gpu.BindGroup
 	pipes  map[string]*gpu.Pipeline
 	bad    map[string]error
+	rec    *Recording // a graph recorded ahead (Prerecord), or nil
 }
 
 // groupKey identifies a bind group: the pipeline layout (its binding count) and the
@@ -111,6 +112,7 @@ func (e *Executor) Forget(b *gpu.Buffer) {
 
 // Close releases every cached object and the arena.
 func (e *Executor) Close() {
+	e.DropRecording()
 	for k, g := range e.groups {
 		g.Release()
 		delete(e.groups, k)
@@ -123,6 +125,7 @@ func (e *Executor) Close() {
 // first timer.Capacity() steps are timed. On error nothing more of the steps is
 // submitted; what was already submitted runs.
 func (e *Executor) Run(steps []Step, timer *Timer) error {
+	e.DropRecording()
 	r := run{e: e, timer: timer}
 	for i := range steps {
 		err := r.record(i, &steps[i])
@@ -150,11 +153,10 @@ type run struct {
 	passes int // passes timed (a pass timer)
 }
 
-func (r *run) group(s *Step) (*gpu.BindGroup, error) {
+func (e *Executor) group(s *Step) (*gpu.BindGroup, error) {
 	if s.group.Alive() {
 		return s.group, nil
 	}
-	e := r.e
 	if len(s.Bindings) > MaxBindings {
 		return nil, fmt.Errorf("%d storage bindings (at most %d)", len(s.Bindings), MaxBindings)
 	}
@@ -189,7 +191,7 @@ func (r *run) record(i int, s *Step) error {
 	if len(s.Params) > e.params.SlotSize {
 		return fmt.Errorf("parameters of %d bytes exceed a %d-byte slot", len(s.Params), e.params.SlotSize)
 	}
-	g, err := r.group(s)
+	g, err := e.group(s)
 	if err != nil {
 		return err
 	}

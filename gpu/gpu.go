@@ -1067,6 +1067,38 @@ func (e *Encoder) Submit() (uint64, error) {
 
 // submit is Submit without the checks.
 func (e *Encoder) submit() (uint64, error) {
+	c, err := e.finish()
+	if err != nil {
+		return 0, err
+	}
+	return c.submit()
+}
+
+// CommandBuffer is a finished recording (Encoder.Finish), submitted later or dropped:
+// exactly one of Submit and Discard must be called.
+type CommandBuffer struct {
+	d      *Device
+	cb     C.WGPUCommandBuffer
+	groups []*BindGroup // what the recording uses, checked again before it is submitted
+	bufs   []*Buffer
+}
+
+// Finish ends the recording without submitting it. Buffers may be released before the
+// command buffer is submitted: Submit checks them then.
+func (e *Encoder) Finish() (*CommandBuffer, error) {
+	if err := e.live(); err != nil {
+		e.Discard()
+		return nil, err
+	}
+	if err := e.recordedLive(); err != nil {
+		e.Discard()
+		return nil, err
+	}
+	return e.finish()
+}
+
+// finish is Finish without the checks.
+func (e *Encoder) finish() (*CommandBuffer, error) {
 	d := e.d
 	e.EndPass()
 	var cb C.WGPUCommandBuffer
@@ -1074,18 +1106,64 @@ func (e *Encoder) submit() (uint64, error) {
 	if d.Lost() == nil {
 		C.wgpuCommandEncoderRelease(e.enc)
 	}
+	c := &CommandBuffer{d: d, cb: cb, groups: e.groups, bufs: e.bufs}
 	e.enc, e.groups, e.bufs = nil, nil, nil
 	if err != nil || cb == nil {
-		if cb != nil && d.Lost() == nil {
-			C.wgpuCommandBufferRelease(cb)
-		}
-		return 0, fmt.Errorf("webgpu: command buffer rejected: %v", err)
+		c.Discard()
+		return nil, fmt.Errorf("webgpu: command buffer rejected: %v", err)
 	}
-	seq := uint64(C.gw_submit(d.d, cb))
+	return c, nil
+}
+
+// Submit submits the command buffer and returns its sequence number. On an unusable
+// device, or when a bind group or buffer it uses was released since it was recorded, it
+// is dropped instead and the error returned.
+func (c *CommandBuffer) Submit() (uint64, error) {
+	if err := c.Check(); err != nil {
+		c.Discard()
+		return 0, err
+	}
+	return c.submit()
+}
+
+// Check reports whether Submit would submit the command buffer: it is neither spent nor
+// dropped, the device is usable, and the bind groups and buffers it uses are alive.
+func (c *CommandBuffer) Check() error {
+	if c == nil || c.cb == nil {
+		return errors.New("webgpu: command buffer already submitted or discarded")
+	}
+	if err := c.d.usable(); err != nil {
+		return err
+	}
+	for _, g := range c.groups {
+		if !g.Alive() {
+			return errors.New("webgpu: a bind group of the command buffer was released")
+		}
+	}
+	e := Encoder{groups: c.groups, bufs: c.bufs}
+	return e.recordedLive()
+}
+
+// submit is Submit without the checks.
+func (c *CommandBuffer) submit() (uint64, error) {
+	cb := c.cb
+	c.cb, c.groups, c.bufs = nil, nil, nil
+	seq := uint64(C.gw_submit(c.d.d, cb))
 	if seq == 0 {
 		return 0, errors.New("webgpu: submit: out of host memory")
 	}
 	return seq, nil
+}
+
+// Discard drops the command buffer unsubmitted (nothing on a nil or spent one).
+func (c *CommandBuffer) Discard() {
+	if c == nil || c.cb == nil {
+		return
+	}
+	if c.d.Lost() == nil {
+		C.wgpuCommandBufferRelease(c.cb)
+	}
+	c.cb, c.groups, c.bufs = nil, nil, nil
 }
 
 // Discard drops everything recorded so far without submitting it. An open pass is

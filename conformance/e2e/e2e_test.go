@@ -252,7 +252,7 @@ func TestTinyLlamaGenerates(t *testing.T) {
 	require.LessOrEqual(t, busy, span*1.0001)
 	// Where the CPU's time of a graph goes around it: the first submission returns before
 	// the last, and the GPU's times are read back after both.
-	c := regexp.MustCompile(`to its first submission ([0-9.]+) µs/graph, to its last ([0-9.]+), to the GPU's times read back ([0-9.]+)`).FindStringSubmatch(log)
+	c := regexp.MustCompile(`reused graph's compute to its first submission ([0-9.]+) µs/graph, to its last ([0-9.]+), to the GPU's times read back ([0-9.]+)`).FindStringSubmatch(log)
 	require.NotNil(t, c, "the profile reports the CPU's time around the GPU's")
 	var host [3]float64
 	for i := range host {

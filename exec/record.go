@@ -1,0 +1,148 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ggml-wgpu/ggml-wgpu/arena"
+	"github.com/ggml-wgpu/ggml-wgpu/gpu"
+)
+
+// A Recording is a graph's steps recorded ahead of their run, their parameters already
+// written: when the same steps run next (RunRecorded), the whole graph is submitted at
+// once, without recording it first. llama runs the same decode graph token after token,
+// so the next token's recording is made while the GPU runs this one's, and the GPU
+// neither waits for the first dispatches to be recorded nor idles between submissions.
+// It is several command buffers of at most perSubmit steps each (one compute pass each),
+// submitted one after the other: CPU drivers need short submissions.
+type Recording struct {
+	key   any
+	cbs   []*gpu.CommandBuffer
+	slots arena.Held
+	timed bool // pass i writes the pass timer's pair i
+}
+
+// Prerecord records steps for the next RunRecorded of key, replacing the recording the
+// executor held. With a pass timer (NewPassTimer) each command buffer's pass is timed; a
+// per-dispatch timer cannot time a recording. The parameters are written at once
+// (ordered before any later submission) into arena slots held until the recording is
+// submitted or dropped. A failed recording leaves nothing held: the steps then Run.
+func (e *Executor) Prerecord(key any, steps []Step, perSubmit int, timer *Timer) error {
+	e.DropRecording()
+	if timer != nil && !timer.perPass {
+		return errors.New("exec: a per-dispatch timer cannot time a recording")
+	}
+	perSubmit = max(perSubmit, 1)
+	if timer != nil && (len(steps)+perSubmit-1)/perSubmit > timer.cap {
+		return fmt.Errorf("exec: %d steps take more passes than the timer's %d", len(steps), timer.cap)
+	}
+	err := e.prerecord(key, steps, perSubmit, timer)
+	if errors.Is(err, arena.ErrFull) { // the batch reached the ring's end: again from its start
+		err = e.prerecord(key, steps, perSubmit, timer)
+	}
+	return err
+}
+
+func (e *Executor) prerecord(key any, steps []Step, perSubmit int, timer *Timer) error {
+	e.params.Seal(e.dev.Submitted()) // an empty batch: Run leaves none open
+	var cbs []*gpu.CommandBuffer
+	var enc *gpu.Encoder
+	abandon := func(err error) error {
+		enc.Discard()
+		for _, cb := range cbs {
+			cb.Discard()
+		}
+		e.params.Seal(e.dev.Submitted())
+		return err
+	}
+	for i := range steps {
+		s := &steps[i]
+		if len(s.Params) > e.params.SlotSize {
+			return abandon(fmt.Errorf("step %d: parameters of %d bytes exceed a %d-byte slot", i, len(s.Params), e.params.SlotSize))
+		}
+		g, err := e.group(s)
+		if err != nil {
+			return abandon(fmt.Errorf("step %d: %w", i, err))
+		}
+		slot, data, err := e.params.Slot()
+		if err != nil {
+			return abandon(err)
+		}
+		copy(data, s.Params)
+		if enc == nil {
+			enc = e.dev.NewEncoder()
+			if timer != nil {
+				if err := enc.TimeNextPass(timer.qs, len(cbs)); err != nil {
+					return abandon(err)
+				}
+			}
+		}
+		if err := enc.Dispatch(s.Pipeline, g, slot, s.Grid); err != nil {
+			return abandon(fmt.Errorf("step %d: %w", i, err))
+		}
+		if (i+1)%perSubmit == 0 || i+1 == len(steps) {
+			cb, err := enc.Finish()
+			enc = nil
+			if err != nil {
+				return abandon(err)
+			}
+			cbs = append(cbs, cb)
+		}
+	}
+	if err := e.params.Flush(); err != nil {
+		return abandon(err)
+	}
+	e.rec = &Recording{key: key, cbs: cbs, slots: e.params.Hold(), timed: timer != nil}
+	return nil
+}
+
+// RunRecorded submits the recording of key, if the executor holds one made with a timer
+// exactly when timer is given, and reports whether it did; otherwise the caller runs the
+// steps (Run). A recording whose buffers or bind groups were released since is dropped,
+// unsubmitted; an error is a submission that failed part way.
+func (e *Executor) RunRecorded(key any, timer *Timer) (bool, error) {
+	r := e.rec
+	if r == nil || r.key != key || r.timed != (timer != nil) {
+		return false, nil
+	}
+	for _, cb := range r.cbs {
+		if cb.Check() != nil {
+			e.DropRecording()
+			return false, nil
+		}
+	}
+	e.rec = nil
+	last := e.dev.Submitted()
+	defer func() { e.params.Settle(r.slots, last) }()
+	for i, cb := range r.cbs {
+		var start time.Time
+		if timer != nil {
+			start = time.Now()
+		}
+		seq, err := cb.Submit()
+		if err != nil {
+			for _, rest := range r.cbs[i+1:] {
+				rest.Discard()
+			}
+			return true, err
+		}
+		last = seq
+		if timer != nil {
+			timer.submitted(start, time.Now())
+			timer.used = i + 1
+		}
+	}
+	return true, nil
+}
+
+// DropRecording discards the recording the executor holds, if any.
+func (e *Executor) DropRecording() {
+	if r := e.rec; r != nil {
+		e.rec = nil
+		for _, cb := range r.cbs {
+			cb.Discard()
+		}
+		e.params.Settle(r.slots, e.dev.Submitted())
+	}
+}

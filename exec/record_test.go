@@ -1,0 +1,125 @@
+package exec
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/ggml-wgpu/ggml-wgpu/gpu"
+	"github.com/stretchr/testify/require"
+)
+
+// bump adds p.value to out[p.index]: running a step twice shows.
+const bump = `
+struct P { index: u32, value: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(1)
+fn main() { out[p.index] = out[p.index] + p.value; }
+`
+
+// bumpRig is an executor of 8 arena slots, a zeroed 16-word buffer and n bump steps
+// (step i adds i+1 to word i).
+func bumpRig(t *testing.T, d *gpu.Device, n int) (*Executor, *gpu.Buffer, []Step) {
+	t.Helper()
+	e, err := New(d, 8, 256)
+	require.NoError(t, err)
+	t.Cleanup(e.Close)
+	p, err := e.Pipeline("bump", "bump", 1, func() (string, error) { return bump, nil })
+	require.NoError(t, err)
+	out, err := d.CreateBuffer(64, gpu.UsageStorage)
+	require.NoError(t, err)
+	require.NoError(t, d.Write(out, 0, make([]byte, 64)))
+	var steps []Step
+	for i := uint32(0); i < uint32(n); i++ {
+		steps = append(steps, Step{Pipeline: p, Bindings: []gpu.Binding{{Buffer: out, Size: 64}}, Params: params(i, i+1), Grid: [3]uint32{1, 1, 1}})
+	}
+	return e, out, steps
+}
+
+// words reads the first n words of out after the GPU is idle.
+func words(t *testing.T, d *gpu.Device, out *gpu.Buffer, n int) []uint32 {
+	t.Helper()
+	require.NoError(t, d.WaitIdle())
+	b := make([]byte, 4*n)
+	require.NoError(t, d.Read(out, 0, b))
+	w := make([]uint32, n)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return w
+}
+
+// A recording runs nothing until it is submitted, then runs every step once, with the
+// parameters it was recorded with, from wherever the arena's ring stood.
+func TestRecordingRunsOnceWhenSubmitted(t *testing.T) {
+	d := device(t)
+	e, out, steps := bumpRig(t, d, 5)
+	require.NoError(t, e.Run(steps, nil)) // slots 0-4: the recording's 5 slots must wrap
+	require.Equal(t, []uint32{1, 2, 3, 4, 5}, words(t, d, out, 5))
+	require.NoError(t, e.Prerecord("graph", steps, 2, nil))
+	require.Len(t, e.rec.cbs, 3, "submissions of at most 2 steps")
+	require.Equal(t, []uint32{1, 2, 3, 4, 5}, words(t, d, out, 5), "recording runs nothing")
+	ran, err := e.RunRecorded("another graph", nil)
+	require.NoError(t, err)
+	require.False(t, ran)
+	ran, err = e.RunRecorded("graph", nil)
+	require.NoError(t, err)
+	require.True(t, ran)
+	require.Equal(t, []uint32{2, 4, 6, 8, 10}, words(t, d, out, 5))
+	ran, err = e.RunRecorded("graph", nil)
+	require.NoError(t, err)
+	require.False(t, ran, "a recording is submitted once")
+	// The held slots came back: the ring serves more runs and recordings.
+	for i := 0; i < 3; i++ {
+		require.NoError(t, e.Prerecord("graph", steps, 4, nil))
+		ran, err = e.RunRecorded("graph", nil)
+		require.NoError(t, err)
+		require.True(t, ran)
+		require.NoError(t, e.Run(steps[:1], nil))
+	}
+	require.Equal(t, []uint32{8, 10, 15, 20, 25}, words(t, d, out, 5))
+}
+
+// Run drops a recording (it may reuse what the recording holds); so does a buffer
+// released after it was recorded, without a crash.
+func TestRecordingDroppedByRunAndReleasedBuffers(t *testing.T) {
+	d := device(t)
+	e, out, steps := bumpRig(t, d, 3)
+	require.NoError(t, e.Prerecord("graph", steps, 8, nil))
+	require.NoError(t, e.Run(steps[:1], nil))
+	ran, err := e.RunRecorded("graph", nil)
+	require.NoError(t, err)
+	require.False(t, ran, "Run dropped the recording")
+	require.Equal(t, []uint32{1, 0, 0}, words(t, d, out, 3))
+
+	require.NoError(t, e.Prerecord("graph", steps, 8, nil))
+	e.Forget(out)
+	out.Release()
+	ran, err = e.RunRecorded("graph", nil)
+	require.NoError(t, err)
+	require.False(t, ran, "a recording that binds a released buffer is not submitted")
+	require.Nil(t, e.rec)
+	require.Error(t, e.Run(steps, nil), "the steps themselves now fail cleanly")
+}
+
+// A pass timer times each of a recording's submissions.
+func TestRecordingTimedByPassTimer(t *testing.T) {
+	d := openTimed(t)
+	e, out, steps := bumpRig(t, d, 5)
+	tm, err := NewPassTimer(d, 16)
+	require.NoError(t, err)
+	defer tm.Release()
+	require.NoError(t, e.Prerecord("graph", steps, 2, tm))
+	ran, err := e.RunRecorded("graph", nil)
+	require.NoError(t, err)
+	require.False(t, ran, "a timed recording runs only with its timer")
+	require.NoError(t, e.Prerecord("graph", steps, 2, tm))
+	ran, err = e.RunRecorded("graph", tm)
+	require.NoError(t, err)
+	require.True(t, ran)
+	got, err := tm.Collect()
+	require.NoError(t, err)
+	require.Len(t, got.Spans, 3, "one timed pass per submission")
+	require.Len(t, got.Submits, 3)
+	require.Equal(t, []uint32{1, 2, 3, 4, 5}, words(t, d, out, 5))
+}
