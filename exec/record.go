@@ -14,8 +14,10 @@ import (
 // once, without recording it first. llama runs the same decode graph token after token,
 // so the next token's recording is made while the GPU runs this one's, and the GPU
 // neither waits for the first dispatches to be recorded nor idles between submissions.
-// It is several command buffers of at most perSubmit steps each (one compute pass each),
-// submitted one after the other: CPU drivers need short submissions.
+// It is several command buffers (one compute pass each), cut where Run would submit
+// (after steps marked Submit: the plan's short first submissions, the GPU starts on
+// while the rest is submitted) and after at most perSubmit steps (CPU drivers need short
+// submissions), submitted one after the other.
 type Recording struct {
 	key   any
 	cbs   []*gpu.CommandBuffer
@@ -81,7 +83,7 @@ func (e *Executor) prerecord(key any, steps []Step, perSubmit int, timer *Timer)
 		if err := enc.Dispatch(s.Pipeline, g, slot, s.Grid); err != nil {
 			return abandon(fmt.Errorf("step %d: %w", i, err))
 		}
-		if (i+1)%perSubmit == 0 || i+1 == len(steps) {
+		if s.Submit || (i+1)%perSubmit == 0 || i+1 == len(steps) {
 			cb, err := enc.Finish()
 			enc = nil
 			if err != nil {

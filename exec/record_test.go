@@ -78,6 +78,12 @@ func TestRecordingRunsOnceWhenSubmitted(t *testing.T) {
 		require.NoError(t, e.Run(steps[:1], nil))
 	}
 	require.Equal(t, []uint32{8, 10, 15, 20, 25}, words(t, d, out, 5))
+	// Steps marked Submit end a command buffer too.
+	steps[0].Submit = true
+	require.NoError(t, e.Prerecord("graph", steps, 8, nil))
+	require.Len(t, e.rec.cbs, 2)
+	e.DropRecording()
+	require.Equal(t, []uint32{8, 10, 15, 20, 25}, words(t, d, out, 5), "a dropped recording runs nothing")
 }
 
 // Run drops a recording (it may reuse what the recording holds); so does a buffer
