@@ -126,7 +126,7 @@ func (d *Device) run(c *compiled, timer *kernelTimer, ahead int) error {
 	if ahead > 0 && (timer == nil || timer.perPass) {
 		// The next run of c, recorded while the GPU runs this one (exec.Recording). On
 		// failure c records as it runs, as before.
-		if err := d.exe.Prerecord(c, c.steps, ahead, t); err != nil {
+		if err := d.exe.Prerecord(c, c.steps, ahead, !d.software, t); err != nil {
 			logf(LogDebug, "%s: graph not recorded ahead: %v", d.Name, err)
 		}
 	}

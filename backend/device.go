@@ -70,6 +70,9 @@ type Device struct {
 	Description string
 	Type        int // DevTypeGPU or DevTypeIGPU
 	adapter     *gpu.Adapter
+	// software: a CPU driver (lavapipe), whose submissions are kept short; a graph
+	// recorded ahead is then submitted in parts (exec.Recording).
+	software bool
 
 	mu        sync.Mutex
 	openErr   error
@@ -110,6 +113,7 @@ func newDevice(index int, a *gpu.Adapter) *Device {
 	case gpu.IntegratedGPU:
 		d.Type = DevTypeIGPU
 	case gpu.CPU:
+		d.software = true
 		desc += " (software adapter, WebGPU/Vulkan)"
 	default:
 		desc += " (WebGPU/Vulkan)"

@@ -56,7 +56,7 @@ func TestRecordingRunsOnceWhenSubmitted(t *testing.T) {
 	e, out, steps := bumpRig(t, d, 5)
 	require.NoError(t, e.Run(steps, nil)) // slots 0-4: the recording's 5 slots must wrap
 	require.Equal(t, []uint32{1, 2, 3, 4, 5}, words(t, d, out, 5))
-	require.NoError(t, e.Prerecord("graph", steps, 2, nil))
+	require.NoError(t, e.Prerecord("graph", steps, 2, false, nil))
 	require.Len(t, e.rec.cbs, 3, "submissions of at most 2 steps")
 	require.Equal(t, []uint32{1, 2, 3, 4, 5}, words(t, d, out, 5), "recording runs nothing")
 	ran, err := e.RunRecorded("another graph", nil)
@@ -71,17 +71,17 @@ func TestRecordingRunsOnceWhenSubmitted(t *testing.T) {
 	require.False(t, ran, "a recording is submitted once")
 	// The held slots came back: the ring serves more runs and recordings.
 	for i := 0; i < 3; i++ {
-		require.NoError(t, e.Prerecord("graph", steps, 4, nil))
+		require.NoError(t, e.Prerecord("graph", steps, 4, true, nil))
 		ran, err = e.RunRecorded("graph", nil)
 		require.NoError(t, err)
 		require.True(t, ran)
 		require.NoError(t, e.Run(steps[:1], nil))
 	}
 	require.Equal(t, []uint32{8, 10, 15, 20, 25}, words(t, d, out, 5))
-	// Steps marked Submit end a command buffer too.
+	// Only the batch cuts a recording, not the plan's submissions (steps marked Submit).
 	steps[0].Submit = true
-	require.NoError(t, e.Prerecord("graph", steps, 8, nil))
-	require.Len(t, e.rec.cbs, 2)
+	require.NoError(t, e.Prerecord("graph", steps, 8, true, nil))
+	require.Len(t, e.rec.cbs, 1)
 	e.DropRecording()
 	require.Equal(t, []uint32{8, 10, 15, 20, 25}, words(t, d, out, 5), "a dropped recording runs nothing")
 }
@@ -91,14 +91,14 @@ func TestRecordingRunsOnceWhenSubmitted(t *testing.T) {
 func TestRecordingDroppedByRunAndReleasedBuffers(t *testing.T) {
 	d := device(t)
 	e, out, steps := bumpRig(t, d, 3)
-	require.NoError(t, e.Prerecord("graph", steps, 8, nil))
+	require.NoError(t, e.Prerecord("graph", steps, 8, false, nil))
 	require.NoError(t, e.Run(steps[:1], nil))
 	ran, err := e.RunRecorded("graph", nil)
 	require.NoError(t, err)
 	require.False(t, ran, "Run dropped the recording")
 	require.Equal(t, []uint32{1, 0, 0}, words(t, d, out, 3))
 
-	require.NoError(t, e.Prerecord("graph", steps, 8, nil))
+	require.NoError(t, e.Prerecord("graph", steps, 8, true, nil))
 	e.Forget(out)
 	out.Release()
 	ran, err = e.RunRecorded("graph", nil)
@@ -115,17 +115,17 @@ func TestRecordingTimedByPassTimer(t *testing.T) {
 	tm, err := NewPassTimer(d, 16)
 	require.NoError(t, err)
 	defer tm.Release()
-	require.NoError(t, e.Prerecord("graph", steps, 2, tm))
+	require.NoError(t, e.Prerecord("graph", steps, 2, true, tm))
 	ran, err := e.RunRecorded("graph", nil)
 	require.NoError(t, err)
 	require.False(t, ran, "a timed recording runs only with its timer")
-	require.NoError(t, e.Prerecord("graph", steps, 2, tm))
+	require.NoError(t, e.Prerecord("graph", steps, 2, true, tm))
 	ran, err = e.RunRecorded("graph", tm)
 	require.NoError(t, err)
 	require.True(t, ran)
 	got, err := tm.Collect()
 	require.NoError(t, err)
 	require.Len(t, got.Spans, 3, "one timed pass per submission")
-	require.Len(t, got.Submits, 3)
+	require.Len(t, got.Submits, 1, "in one submission")
 	require.Equal(t, []uint32{1, 2, 3, 4, 5}, words(t, d, out, 5))
 }

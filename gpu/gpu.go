@@ -1155,6 +1155,41 @@ func (c *CommandBuffer) submit() (uint64, error) {
 	return seq, nil
 }
 
+// SubmitTogether submits command buffers of d in one submission, in order, returning its
+// sequence number: the GPU runs them back to back, without the pause it takes between
+// submissions. Unless every one passes Check, none is submitted, all are dropped and the
+// first failure is returned.
+func (d *Device) SubmitTogether(cbs []*CommandBuffer) (uint64, error) {
+	var bad error
+	for _, c := range cbs {
+		if c != nil && c.d != d && bad == nil {
+			bad = errors.New("webgpu: a command buffer of another device")
+		}
+		if err := c.Check(); err != nil && bad == nil {
+			bad = err
+		}
+	}
+	if bad == nil && len(cbs) == 0 {
+		bad = errors.New("webgpu: no command buffers to submit")
+	}
+	if bad != nil {
+		for _, c := range cbs {
+			c.Discard()
+		}
+		return 0, bad
+	}
+	hs := make([]C.WGPUCommandBuffer, len(cbs))
+	for i, c := range cbs {
+		hs[i] = c.cb
+		c.cb, c.groups, c.bufs = nil, nil, nil
+	}
+	seq := uint64(C.gw_submit_n(d.d, &hs[0], C.size_t(len(hs))))
+	if seq == 0 {
+		return 0, errors.New("webgpu: submit: out of host memory")
+	}
+	return seq, nil
+}
+
 // Discard drops the command buffer unsubmitted (nothing on a nil or spent one).
 func (c *CommandBuffer) Discard() {
 	if c == nil || c.cb == nil {

@@ -235,14 +235,16 @@ static void on_done(WGPUEnum status, void *userdata) {
     free(n);
 }
 
-uint64_t gw_submit(gw_device *d, WGPUCommandBuffer cb) {
+uint64_t gw_submit(gw_device *d, WGPUCommandBuffer cb) { return gw_submit_n(d, &cb, 1); }
+
+uint64_t gw_submit_n(gw_device *d, WGPUCommandBuffer *cbs, size_t count) {
     struct done_note *n = malloc(sizeof *n);
     if (!n) {
-        wgpuCommandBufferRelease(cb);
+        for (size_t i = 0; i < count; i++) wgpuCommandBufferRelease(cbs[i]);
         return 0;
     }
-    wgpuQueueSubmitForIndex(d->queue, 1, &cb);
-    wgpuCommandBufferRelease(cb);
+    wgpuQueueSubmitForIndex(d->queue, count, cbs);
+    for (size_t i = 0; i < count; i++) wgpuCommandBufferRelease(cbs[i]);
     n->d = d;
     n->seq = ++d->submitted;
     uint64_t seq = n->seq; // on_done may free n during the call below

@@ -52,6 +52,8 @@ int gw_pop_scope(gw_device *d, uint64_t timeout_ms, char *err, size_t errlen);
 // gw_submit submits cb (and releases it), returning its sequence number, or 0 when host
 // memory for the completion note cannot be had (cb is then released unsubmitted).
 uint64_t gw_submit(gw_device *d, WGPUCommandBuffer cb);
+// gw_submit_n submits count command buffers in one submission, like gw_submit.
+uint64_t gw_submit_n(gw_device *d, WGPUCommandBuffer *cbs, size_t count);
 // gw_wait waits until submission seq has completed: GW_OK, GW_TIMEOUT or GW_LOST.
 int gw_wait(gw_device *d, uint64_t seq, uint64_t timeout_ms);
 void gw_poll(gw_device *d);
