@@ -302,8 +302,8 @@ func (b *Backend) Close() {
 		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, reused, s.Wait/n, b.Dev.PipelineCount(),
 		float64(b.Dev.OwnMemory())/(1<<20))
 	if s.Betweens > 0 {
-		logf(LogInfo, "%s host between graphs %v/graph (the device's buffer reads, which wait for the GPU first: %v/graph)", b.Dev.Name,
-			s.Between/time.Duration(s.Betweens), time.Duration(b.Dev.readNS.Load())/n)
+		logf(LogInfo, "%s host between graphs %v/graph (the device's buffer reads, which wait for the GPU first: %v/graph; its buffer writes: %v/graph)", b.Dev.Name,
+			s.Between/time.Duration(s.Betweens), time.Duration(b.Dev.readNS.Load())/n, time.Duration(b.Dev.writeNS.Load())/n)
 	}
 	l := b.Dev.Limits()
 	logf(LogInfo, "%s limits the plans used: storage binding %d bytes, %d storage bindings a dispatch, workgroup %d invocations, %d bytes shared",

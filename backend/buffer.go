@@ -134,6 +134,8 @@ func (b *Buffer) Write(offset uint64, data []byte) error {
 	d := b.dev
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	began := time.Now()
+	defer func() { d.writeNS.Add(int64(time.Since(began))) }()
 	if err := b.check(offset, uint64(len(data))); err != nil {
 		return err
 	}

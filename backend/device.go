@@ -81,7 +81,9 @@ type Device struct {
 	buffers   map[uint64]*Buffer
 	allocated uint64
 	// readNS sums the nanoseconds Buffer.Read took (the profile's reads between graphs).
-	readNS  atomic.Int64
+	readNS atomic.Int64
+	// writeNS sums the nanoseconds Buffer.Write took (the profile's writes between graphs).
+	writeNS atomic.Int64
 	scratch scratchMem // memory of scratch operands (ops.ScratchBuffer)
 
 	memMu             sync.Mutex // guards the cached Vulkan memory reading

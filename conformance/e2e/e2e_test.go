@@ -264,7 +264,7 @@ func TestTinyLlamaGenerates(t *testing.T) {
 	require.LessOrEqual(t, host[0], host[1])
 	require.Less(t, host[1], host[2])
 	// The host's own time between graphs.
-	require.Regexp(t, `WGPU0 host between graphs [0-9.]+[µm]?s/graph`, log)
+	require.Regexp(t, `WGPU0 host between graphs [0-9.]+[µmn]?s/graph \(the device.s buffer reads, which wait for the GPU first: [0-9.]+[µmn]?s/graph; its buffer writes: [0-9.]+[µmn]?s/graph\)`, log)
 	// The fusions the tiny llama's decode takes.
 	require.Regexp(t, `WGPU0 fusions in the graphs planned: .*add\+norm\+mul [1-9]`, log)
 }
