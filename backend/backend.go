@@ -50,6 +50,10 @@ type Backend struct {
 	trace   *backendTrace // nil unless EnvProfile names a trace file
 	// lastSync is when the last Synchronize returned, until the next Compute (Stats.Between).
 	lastSync time.Time
+	// readBase and writeBase are the device's buffer read and write times (readNS,
+	// writeNS) when the backend's first graph began: the model's upload is not between
+	// graphs.
+	readBase, writeBase int64
 }
 
 // Stats counts a backend's work.
@@ -145,6 +149,9 @@ const scratchRetries = 3
 // node is unsupported or not in this device's buffers.
 func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error {
 	start := time.Now()
+	if b.stats.Graphs == 0 {
+		b.readBase, b.writeBase = b.Dev.readNS.Load(), b.Dev.writeNS.Load()
+	}
 	if !b.lastSync.IsZero() {
 		b.stats.Between += start.Sub(b.lastSync)
 		b.stats.Betweens++
@@ -303,7 +310,7 @@ func (b *Backend) Close() {
 		float64(b.Dev.OwnMemory())/(1<<20))
 	if s.Betweens > 0 {
 		logf(LogInfo, "%s host between graphs %v/graph (the device's buffer reads, which wait for the GPU first: %v/graph; its buffer writes: %v/graph)", b.Dev.Name,
-			s.Between/time.Duration(s.Betweens), time.Duration(b.Dev.readNS.Load())/n, time.Duration(b.Dev.writeNS.Load())/n)
+			s.Between/time.Duration(s.Betweens), time.Duration(b.Dev.readNS.Load()-b.readBase)/n, time.Duration(b.Dev.writeNS.Load()-b.writeBase)/n)
 	}
 	l := b.Dev.Limits()
 	logf(LogInfo, "%s limits the plans used: storage binding %d bytes, %d storage bindings a dispatch, workgroup %d invocations, %d bytes shared",
