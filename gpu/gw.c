@@ -48,6 +48,12 @@ static uint64_t deadline_after(uint64_t timeout_ms) {
     return timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + timeout_ms;
 }
 
+static uint64_t now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 // pause_a_little spins briefly, then sleeps for growing (still short) intervals.
 static void pause_a_little(int spins) {
     if (spins < 64) {
@@ -56,6 +62,20 @@ static void pause_a_little(int spins) {
     }
     struct timespec ts = {0, spins < 1024 ? 20000 : 200000};
     nanosleep(&ts, NULL);
+}
+
+// spin_us is how long a wait for the GPU yields between polls before it sleeps: a decode
+// graph's wait is shorter, and a sleep of 20 µs lasts ~70 µs (the kernel's timer slack).
+#define spin_us 2000
+
+// pause_since is pause_a_little for a wait that began at start (now_us): it yields
+// until spin_us have passed, then sleeps.
+static void pause_since(uint64_t start, int spins) {
+    if (now_us() - start < spin_us) {
+        sched_yield();
+        return;
+    }
+    pause_a_little(64 + spins);
 }
 
 void gw_mark_lost(gw_device *d, const char *reason) {
@@ -143,10 +163,11 @@ gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps
 // counter reaching seq) says done, the device is lost, or timeout_ms pass. wgpuDevicePoll
 // (wait=true) gives up after 5 s and then recycles command pools the driver may still be
 // running (CPU drivers crash on long submissions that way), so it is never used: the device
-// is polled without waiting, spinning briefly, then sleeping a little. what names the wait
+// is polled without waiting, yielding for up to spin_us, then sleeping a little. what names the wait
 // in the reason recorded when it times out.
 static int wait_until(gw_device *d, const volatile int *flag, uint64_t seq, uint64_t timeout_ms, const char *what) {
     uint64_t deadline = deadline_after(timeout_ms);
+    uint64_t start = now_us();
     for (int spins = 0;; spins++) {
         if (d->lost) return GW_LOST;
         wgpuDevicePoll(d->device, 0, NULL);
@@ -158,7 +179,7 @@ static int wait_until(gw_device *d, const volatile int *flag, uint64_t seq, uint
             gw_mark_lost(d, msg);
             return GW_TIMEOUT;
         }
-        pause_a_little(spins);
+        pause_since(start, spins);
     }
 }
 
