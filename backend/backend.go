@@ -137,6 +137,13 @@ type compiled struct {
 	scratchGen uint64       // the generation of the scratch memory the steps bind (0: none)
 	labels     []string     // per step, for kernel timing: node name (without its layer) and kernel
 	trace      []*traceStep // per step, for a trace
+	output     *outputRange // the graph's output to read ahead (nil: none)
+}
+
+// outputRange is the bytes of a graph's output in one of the device's buffers.
+type outputRange struct {
+	buf          *Buffer
+	offset, size uint64 // multiples of 4
 }
 
 // scratchRetries bounds how often Compute compiles a graph again because another
@@ -196,7 +203,8 @@ func (b *Backend) compute(start time.Time, snapshot []byte, nodes func() []*tens
 	}()
 	if c == nil {
 		l := d.Limits()
-		plan, err := sched.Build(nodes(), &l)
+		ns := nodes()
+		plan, err := sched.Build(ns, &l)
 		if err != nil {
 			return err
 		}
@@ -208,6 +216,9 @@ func (b *Backend) compute(start time.Time, snapshot []byte, nodes func() []*tens
 			return err
 		}
 		c = &compiled{snapshot: append([]byte(nil), snapshot...), steps: steps, scratchGen: gen}
+		if b.ahead {
+			c.output = d.outputOf(ns)
+		}
 		if b.timer != nil {
 			c.labels = stepLabels(plan)
 		}
@@ -309,8 +320,10 @@ func (b *Backend) Close() {
 		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, reused, s.Wait/n, b.Dev.PipelineCount(),
 		float64(b.Dev.OwnMemory())/(1<<20))
 	if s.Betweens > 0 {
-		logf(LogInfo, "%s host between graphs %v/graph (the device's buffer reads, which wait for the GPU first: %v/graph; its buffer writes: %v/graph)", b.Dev.Name,
-			s.Between/time.Duration(s.Betweens), time.Duration(b.Dev.readNS.Load()-b.readBase)/n, time.Duration(b.Dev.writeNS.Load()-b.writeBase)/n)
+		logf(LogInfo, "%s host between graphs %v/graph (the device's buffer reads, which wait for the GPU first: %v/graph; its buffer writes: %v/graph); "+
+			"reads served from outputs read ahead: %d of %d", b.Dev.Name,
+			s.Between/time.Duration(s.Betweens), time.Duration(b.Dev.readNS.Load()-b.readBase)/n, time.Duration(b.Dev.writeNS.Load()-b.writeBase)/n,
+			b.Dev.readsTaken(), b.Dev.reads.Load())
 	}
 	l := b.Dev.Limits()
 	logf(LogInfo, "%s limits the plans used: storage binding %d bytes, %d storage bindings a dispatch, workgroup %d invocations, %d bytes shared",

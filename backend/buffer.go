@@ -172,6 +172,7 @@ func (b *Buffer) Read(offset uint64, dst []byte) error {
 	defer d.mu.Unlock()
 	began := time.Now()
 	defer func() { d.readNS.Add(int64(time.Since(began))) }()
+	d.reads.Add(1)
 	n := uint64(len(dst))
 	if err := b.check(offset, n); err != nil {
 		return err

@@ -100,7 +100,8 @@ func (d *Device) compile(plan *sched.Plan) (steps []exec.Step, scratchGen uint64
 // run hands a compiled graph to the executor, and collects kernel times when timed. A
 // graph that binds a replaced scratch buffer is not run: errScratchMoved. A graph that
 // the executor holds recorded ahead is submitted as recorded; with ahead > 0 the graph's
-// next run is recorded (in submissions of at most ahead steps) before run returns.
+// next run is recorded (in submissions of at most ahead steps) before run returns. The
+// graph's output (compiled.output) is read ahead.
 func (d *Device) run(c *compiled, timer *kernelTimer, ahead int) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -131,7 +132,16 @@ func (d *Device) run(c *compiled, timer *kernelTimer, ahead int) error {
 		}
 	}
 	if timer != nil {
-		return timer.collect(c.labels)
+		if err := timer.collect(c.labels); err != nil {
+			return err
+		}
+	}
+	// The graph's output copied aside for the host's read of it, last: a submission after
+	// it would leave it unused (gpu.Device.ReadAhead).
+	if o := c.output; o != nil && o.buf.gpu.Alive() {
+		if _, err := d.gpu.ReadAhead(o.buf.gpu, o.offset, o.size); err != nil {
+			logf(LogDebug, "%s: output not read ahead: %v", d.Name, err)
+		}
 	}
 	return nil
 }
@@ -155,4 +165,28 @@ func touchesOther(ts []*tensor.Tensor, j int) bool {
 		}
 	}
 	return false
+}
+
+// outputOf returns the bytes of the last node of a graph flagged as its output (llama's
+// logits) that lies in one of the device's buffers and fits a read made ahead
+// (gpu.Device.ReadAhead), or nil. Callers hold no lock.
+func (d *Device) outputOf(nodes []*tensor.Tensor) *outputRange {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i := len(nodes) - 1; i >= 0; i-- {
+		t := nodes[i]
+		if t.Flags&tensor.FlagOutput == 0 || ops.IsScratch(t) {
+			continue
+		}
+		buf, ok := d.buffers[t.Loc.Buffer]
+		if !ok || buf.gpu == nil || t.Loc.Addr < buf.Base() {
+			return nil
+		}
+		start, end := words(t.Loc.Addr-buf.Base(), t.Extent())
+		if t.Extent() == 0 || end > buf.Size || end-start > gpu.MaxReadAhead {
+			return nil
+		}
+		return &outputRange{buf: buf, offset: start, size: end - start}
+	}
+	return nil
 }

@@ -82,6 +82,7 @@ type Device struct {
 	allocated uint64
 	// readNS sums the nanoseconds Buffer.Read took (the profile's reads between graphs).
 	readNS atomic.Int64
+	reads  atomic.Int64 // Buffer.Read calls
 	// writeNS sums the nanoseconds Buffer.Write took (the profile's writes between graphs).
 	writeNS atomic.Int64
 	scratch scratchMem // memory of scratch operands (ops.ScratchBuffer)
@@ -316,4 +317,14 @@ func (d *Device) PipelineCount() int {
 		return 0
 	}
 	return d.exe.Pipelines()
+}
+
+// readsTaken returns how many buffer reads were served from outputs read ahead.
+func (d *Device) readsTaken() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gpu == nil {
+		return 0
+	}
+	return d.gpu.ReadsTaken()
 }

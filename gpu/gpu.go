@@ -216,6 +216,7 @@ type Device struct {
 	lim     Limits
 	layout  map[int]C.WGPUBindGroupLayout
 	stage   *Buffer // reusable readback buffer
+	ahead   aheads  // reads made ahead (ReadAhead)
 	lost    error
 	live    atomic.Uint64 // bytes of the buffers created and not released
 }
@@ -408,6 +409,7 @@ func (d *Device) Close() {
 			C.wgpuBindGroupLayoutRelease(l)
 		}
 		d.stage.Release()
+		d.ahead.close(d)
 		C.gw_close(d.d, d.timeoutMS())
 	}
 	d.layout = nil
@@ -445,6 +447,8 @@ type Buffer struct {
 	id    uint64
 	usage uint32
 	Size  uint64
+	// writes counts the queue writes to the buffer (a read made ahead before one is stale).
+	writes uint64
 }
 
 // bufferIDs numbers buffers so that the checks can tell them apart with plain values.
@@ -545,6 +549,7 @@ func (d *Device) write(b *Buffer, offset uint64, data []byte) {
 		p = unsafe.Pointer(&data[0])
 	}
 	C.wgpuQueueWriteBuffer(d.d.queue, b.h, C.uint64_t(offset), p, C.size_t(len(data)))
+	b.writes++
 }
 
 // Clear zeroes size bytes at offset (both multiples of 4) through the queue.
@@ -601,6 +606,9 @@ func (d *Device) Read(b *Buffer, offset uint64, dst []byte) error {
 	}
 	if len(dst) == 0 {
 		return nil
+	}
+	if ok, err := d.ahead.take(d, b, offset, dst); ok || err != nil {
+		return err
 	}
 	return d.read(b, offset, dst)
 }

@@ -321,6 +321,49 @@ int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBu
     return GW_OK;
 }
 
+struct map_note *gw_read_ahead(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging,
+                               uint64_t *seq) {
+    if (d->lost) return NULL;
+    struct map_note *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(d->device, NULL);
+    wgpuCommandEncoderCopyBufferToBuffer(enc, src, offset, staging, 0, size);
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wgpuCommandEncoderRelease(enc);
+    *seq = gw_submit(d, cb);
+    if (!*seq) {
+        free(m);
+        return NULL;
+    }
+    wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, size, on_map, m);
+    return m;
+}
+
+int gw_map_done(struct map_note *m) { return m->done; }
+
+int gw_read_ahead_take(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped, uint64_t at,
+                       uint64_t size, void *dst, uint64_t timeout_ms) {
+    if (d->lost) return GW_LOST;
+    if (!m->done) {
+        // As in gw_read, a wait that gives up leaves m to the callback.
+        int rc = wait_until(d, &m->done, 0, timeout_ms, "mapping the read-ahead buffer");
+        if (rc != GW_OK) return rc;
+    }
+    int ok = m->status == WGPUBufferMapAsyncStatus_Success;
+    free(m);
+    if (!ok) return GW_MAP_FAILED;
+    if (dst && size) {
+        const void *p = wgpuBufferGetConstMappedRange(staging, 0, mapped);
+        if (!p) {
+            wgpuBufferUnmap(staging);
+            return GW_MAP_FAILED;
+        }
+        memcpy(dst, (const char *)p + at, size);
+    }
+    wgpuBufferUnmap(staging);
+    return GW_OK;
+}
+
 uint64_t gw_clear(gw_device *d, WGPUBuffer b, uint64_t offset, uint64_t size) {
     WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(d->device, NULL);
     wgpuCommandEncoderClearBuffer(enc, b, offset, size);

@@ -62,6 +62,21 @@ void gw_poll(gw_device *d);
 // copy and the mapping. Returns GW_OK or one of the GW_ errors.
 int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst,
             uint64_t timeout_ms);
+
+struct map_note;
+
+// gw_read_ahead copies size bytes at offset of src (multiples of 4) to the start of staging
+// in a submission of its own (*seq) and asks for staging to be mapped; the map note it
+// returns (NULL: out of memory, or the device is lost) goes to gw_read_ahead_take.
+struct map_note *gw_read_ahead(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging,
+                               uint64_t *seq);
+// gw_map_done reports whether the map of a read-ahead completed (its callback ran).
+int gw_map_done(struct map_note *m);
+// gw_read_ahead_take waits for the read-ahead's map, copies size bytes at byte at of the
+// mapped range [0, mapped) into dst (none when dst is NULL), unmaps staging and frees m
+// (which a wait that runs out of time leaves allocated for the callback).
+int gw_read_ahead_take(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped, uint64_t at,
+                       uint64_t size, void *dst, uint64_t timeout_ms);
 // gw_clear zeroes size bytes at offset of b through its own command buffer; returns the
 // submission's sequence number, or 0 when it could not be submitted.
 uint64_t gw_clear(gw_device *d, WGPUBuffer b, uint64_t offset, uint64_t size);

@@ -265,6 +265,13 @@ func TestTinyLlamaGenerates(t *testing.T) {
 	require.Less(t, host[1], host[2])
 	// The host's own time between graphs.
 	require.Regexp(t, `WGPU0 host between graphs [0-9.]+[µmn]?s/graph \(the device.s buffer reads, which wait for the GPU first: [0-9.]+[µmn]?s/graph; its buffer writes: [0-9.]+[µmn]?s/graph\)`, log)
+	// llama reads its logits after every graph: from the output read ahead.
+	ra := regexp.MustCompile(`reads served from outputs read ahead: ([0-9]+) of ([0-9]+)`).FindStringSubmatch(log)
+	require.NotNil(t, ra, "the profile reports the reads served from outputs read ahead")
+	taken, err := strconv.Atoi(ra[1])
+	require.NoError(t, err)
+	t.Logf("reads served from outputs read ahead: %s of %s", ra[1], ra[2])
+	require.Greater(t, taken, 0)
 	// The fusions the tiny llama's decode takes.
 	require.Regexp(t, `WGPU0 fusions in the graphs planned: .*add\+norm\+mul [1-9]`, log)
 }

@@ -1,0 +1,153 @@
+package gpu
+
+// #include "gw.h"
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// A read made ahead: a copy of a buffer range into a staging buffer of its own, submitted
+// right after the work that writes the range and mapped when that completes, so that the
+// host's read of it (Device.Read) waits for nothing more and copies from mapped memory.
+// llama reads its logits after every decode graph: reading them ahead saves that read a
+// submission and a round trip to the GPU.
+//
+// Read serves from a read made ahead only what it would have read itself: the range lies
+// within it, no submission and no queue write came after it. Any other read, and any
+// later ReadAhead, retires it. Its staging buffer stays mapped until the read or until a
+// later ReadAhead needs it back, so two staging buffers alternate and a ReadAhead never
+// waits for the GPU: where both are still mapping, it makes no read ahead.
+type aheads struct {
+	stage [2]*Buffer
+	open  [2]*readAhead // per staging buffer: a map not yet taken
+	last  *readAhead    // the read Read may take
+	taken uint64        // Reads served from reads made ahead
+}
+
+// ReadsTaken returns how many Reads were served from reads made ahead.
+func (d *Device) ReadsTaken() uint64 { return d.ahead.taken }
+
+type readAhead struct {
+	slot         int
+	src          *Buffer
+	offset, size uint64
+	note         *C.struct_map_note
+	seq          uint64 // the copy's submission
+	writes       uint64 // the source buffer's queue writes (Buffer.writes) when it was made
+}
+
+// MaxReadAhead bounds the bytes one read made ahead copies: one staging chunk (a 1B
+// model's logits for one token are 0.5 MiB).
+const MaxReadAhead = stagingChunk
+
+// ReadAhead copies size bytes at offset of b (multiples of 4) aside for a Read of them
+// after the work submitted so far, without waiting for it. It reports false, making
+// nothing, where both staging buffers still wait for their maps.
+func (d *Device) ReadAhead(b *Buffer, offset, size uint64) (bool, error) {
+	if err := d.usable(); err != nil {
+		return false, err
+	}
+	if err := checkTransfer("read-ahead source", d.span(b, offset, size), usageCopySrc); err != nil {
+		return false, err
+	}
+	if size == 0 || size > MaxReadAhead {
+		return false, fmt.Errorf("webgpu: a read ahead of %d bytes (1 to %d)", size, MaxReadAhead)
+	}
+	a := &d.ahead
+	a.last = nil
+	slot := -1
+	for i := range a.open {
+		if r := a.open[i]; r == nil || C.gw_map_done(r.note) != 0 {
+			if err := a.retire(d, i); err != nil {
+				return false, err
+			}
+			slot = i
+			break
+		}
+	}
+	if slot < 0 {
+		return false, nil
+	}
+	if s := a.stage[slot]; s == nil || s.Size < size {
+		s.Release()
+		a.stage[slot] = nil
+		ns, err := d.CreateBuffer(stagingSize(size, d.lim.MaxBufferSize), usageStaging)
+		if err != nil {
+			return false, err
+		}
+		a.stage[slot] = ns
+		if ns.Size < size {
+			return false, fmt.Errorf("webgpu: a read ahead of %d bytes exceeds the buffer size limit", size)
+		}
+	}
+	r := &readAhead{slot: slot, src: b, offset: offset, size: size, writes: b.writes}
+	var seq C.uint64_t
+	err := d.scoped("read ahead", func() {
+		r.note = C.gw_read_ahead(d.d, b.h, C.uint64_t(offset), C.uint64_t(size), a.stage[slot].h, &seq)
+	})
+	if r.note == nil {
+		if err == nil {
+			err = errors.New("webgpu: read ahead: out of host memory")
+		}
+		return false, err
+	}
+	r.seq = uint64(seq)
+	a.open[slot] = r
+	if err != nil { // the copy was dropped: its map must still be taken
+		return false, err
+	}
+	a.last = r
+	return true, nil
+}
+
+// take serves Read of len(dst) bytes at offset of b from the last read made ahead, if it
+// holds them (ok): no submission since and no queue write to b. Any other read retires it.
+func (a *aheads) take(d *Device, b *Buffer, offset uint64, dst []byte) (ok bool, err error) {
+	r := a.last
+	if r == nil {
+		return false, nil
+	}
+	a.last = nil
+	n := uint64(len(dst))
+	if r.src != b || offset < r.offset || offset-r.offset > r.size || n > r.size-(offset-r.offset) ||
+		uint64(d.d.submitted) != r.seq || b.writes != r.writes {
+		return false, a.retire(d, r.slot)
+	}
+	a.open[r.slot] = nil
+	rc := C.gw_read_ahead_take(d.d, r.note, a.stage[r.slot].h, C.uint64_t(r.size), C.uint64_t(offset-r.offset),
+		C.uint64_t(n), unsafe.Pointer(&dst[0]), d.timeoutMS())
+	if rc != C.GW_OK {
+		return true, d.waitErr(rc, "read ahead")
+	}
+	a.taken++
+	return true, nil
+}
+
+// retire takes the map of staging buffer slot's read, if one is open, without using it.
+func (a *aheads) retire(d *Device, slot int) error {
+	r := a.open[slot]
+	if r == nil {
+		return nil
+	}
+	a.open[slot] = nil
+	if a.last == r {
+		a.last = nil
+	}
+	if rc := C.gw_read_ahead_take(d.d, r.note, a.stage[slot].h, 0, 0, 0, nil, d.timeoutMS()); rc != C.GW_OK {
+		return d.waitErr(rc, "read ahead")
+	}
+	return nil
+}
+
+// close retires the reads and releases the staging buffers (the device is closing).
+func (a *aheads) close(d *Device) {
+	for i := range a.stage {
+		_ = a.retire(d, i)
+		a.stage[i].Release()
+		a.stage[i] = nil
+	}
+	a.last = nil
+}

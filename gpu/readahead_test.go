@@ -1,0 +1,99 @@
+package gpu
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// bytesFrom returns n bytes counting from v.
+func bytesFrom(v byte, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = v + byte(i)
+	}
+	return b
+}
+
+// A read made ahead serves a Read within its range without another submission; a queue
+// write or a submission after it, or a read outside it, is read from the buffer instead.
+func TestReadAhead(t *testing.T) {
+	d := openFirst(t)
+	b, err := d.CreateBuffer(256, UsageStorage)
+	require.NoError(t, err)
+	defer b.Release()
+	require.NoError(t, d.Write(b, 0, bytesFrom(1, 256)))
+
+	ok, err := d.ReadAhead(b, 64, 128)
+	require.NoError(t, err)
+	require.True(t, ok)
+	seq := d.Submitted()
+	got := make([]byte, 32)
+	require.NoError(t, d.Read(b, 96, got))
+	require.Equal(t, bytesFrom(97, 32), got)
+	require.Equal(t, seq, d.Submitted(), "served from the read made ahead")
+	require.EqualValues(t, 1, d.ReadsTaken())
+	require.NoError(t, d.Read(b, 96, got))
+	require.Equal(t, seq+1, d.Submitted(), "a read made ahead serves one Read")
+
+	// A write after it: the Read sees the write.
+	_, err = d.ReadAhead(b, 0, 256)
+	require.NoError(t, err)
+	require.NoError(t, d.Write(b, 0, bytesFrom(50, 256)))
+	require.NoError(t, d.Read(b, 0, got))
+	require.Equal(t, bytesFrom(50, 32), got)
+
+	// A submission after it (a clear): the Read sees it.
+	_, err = d.ReadAhead(b, 0, 256)
+	require.NoError(t, err)
+	require.NoError(t, d.Clear(b, 0, 64))
+	require.NoError(t, d.Read(b, 0, got))
+	require.Equal(t, make([]byte, 32), got)
+
+	// A write to another buffer changes nothing of it.
+	_, err = d.ReadAhead(b, 0, 256)
+	require.NoError(t, err)
+	other, err := d.CreateBuffer(64, UsageStorage)
+	require.NoError(t, err)
+	defer other.Release()
+	require.NoError(t, d.Write(other, 0, make([]byte, 64)))
+	seq = d.Submitted()
+	require.NoError(t, d.Read(b, 64, got))
+	require.Equal(t, bytesFrom(50+64, 32), got)
+	require.Equal(t, seq, d.Submitted(), "served from the read made ahead")
+
+	// A range outside it, or of another buffer, is read from the buffer.
+	c, err := d.CreateBuffer(256, UsageStorage)
+	require.NoError(t, err)
+	defer c.Release()
+	require.NoError(t, d.Write(c, 0, bytesFrom(9, 256)))
+	for _, r := range []struct {
+		buf  *Buffer
+		off  uint64
+		want []byte
+	}{{b, 224, bytesFrom(byte(50+224-256), 32)}, {c, 64, bytesFrom(9+64, 32)}} {
+		_, err = d.ReadAhead(b, 64, 128)
+		require.NoError(t, err)
+		require.NoError(t, d.Read(r.buf, r.off, got))
+		require.Equal(t, r.want, got)
+	}
+
+	// Reads made ahead and never read: the staging buffers alternate, and none is lost.
+	for i := 0; i < 5; i++ {
+		ok, err = d.ReadAhead(b, 0, 256)
+		require.NoError(t, err)
+		require.True(t, ok || i > 1)
+		require.NoError(t, d.WaitIdle())
+	}
+	require.NoError(t, d.Read(b, 128, got))
+	require.Equal(t, bytesFrom(50+128, 32), got)
+
+	// Bad ranges are refused before wgpu-native sees them.
+	_, err = d.ReadAhead(b, 0, 0)
+	require.Error(t, err)
+	_, err = d.ReadAhead(b, 128, 256)
+	require.Error(t, err)
+	_, err = d.ReadAhead(b, 2, 64)
+	require.Error(t, err)
+	require.EqualValues(t, 3, d.ReadsTaken(), "the first read, the one after another buffer's write, and the last")
+}
