@@ -17,21 +17,21 @@ struct P { index: u32, value: u32 }
 fn main() { out[p.index] = out[p.index] + p.value; }
 `
 
-// bumpRig is an executor of 8 arena slots, a zeroed 16-word buffer and n bump steps
+// bumpRig is an executor of slots arena slots, a zeroed 32-word buffer and n bump steps
 // (step i adds i+1 to word i).
-func bumpRig(t *testing.T, d *gpu.Device, n int) (*Executor, *gpu.Buffer, []Step) {
+func bumpRig(t *testing.T, d *gpu.Device, n, slots int) (*Executor, *gpu.Buffer, []Step) {
 	t.Helper()
-	e, err := New(d, 8, 256)
+	e, err := New(d, slots, 256)
 	require.NoError(t, err)
 	t.Cleanup(e.Close)
 	p, err := e.Pipeline("bump", "bump", 1, func() (string, error) { return bump, nil })
 	require.NoError(t, err)
-	out, err := d.CreateBuffer(64, gpu.UsageStorage)
+	out, err := d.CreateBuffer(128, gpu.UsageStorage)
 	require.NoError(t, err)
-	require.NoError(t, d.Write(out, 0, make([]byte, 64)))
+	require.NoError(t, d.Write(out, 0, make([]byte, 128)))
 	var steps []Step
 	for i := uint32(0); i < uint32(n); i++ {
-		steps = append(steps, Step{Pipeline: p, Bindings: []gpu.Binding{{Buffer: out, Size: 64}}, Params: params(i, i+1), Grid: [3]uint32{1, 1, 1}})
+		steps = append(steps, Step{Pipeline: p, Bindings: []gpu.Binding{{Buffer: out, Size: 128}}, Params: params(i, i+1), Grid: [3]uint32{1, 1, 1}})
 	}
 	return e, out, steps
 }
@@ -53,7 +53,7 @@ func words(t *testing.T, d *gpu.Device, out *gpu.Buffer, n int) []uint32 {
 // parameters it was recorded with, from wherever the arena's ring stood.
 func TestRecordingRunsOnceWhenSubmitted(t *testing.T) {
 	d := device(t)
-	e, out, steps := bumpRig(t, d, 5)
+	e, out, steps := bumpRig(t, d, 5, 8)
 	require.NoError(t, e.Run(steps, nil)) // slots 0-4: the recording's 5 slots must wrap
 	require.Equal(t, []uint32{1, 2, 3, 4, 5}, words(t, d, out, 5))
 	require.NoError(t, e.Prerecord("graph", steps, 2, false, nil))
@@ -90,7 +90,7 @@ func TestRecordingRunsOnceWhenSubmitted(t *testing.T) {
 // released after it was recorded, without a crash.
 func TestRecordingDroppedByRunAndReleasedBuffers(t *testing.T) {
 	d := device(t)
-	e, out, steps := bumpRig(t, d, 3)
+	e, out, steps := bumpRig(t, d, 3, 8)
 	require.NoError(t, e.Prerecord("graph", steps, 8, false, nil))
 	require.NoError(t, e.Run(steps[:1], nil))
 	ran, err := e.RunRecorded("graph", nil)
@@ -108,10 +108,11 @@ func TestRecordingDroppedByRunAndReleasedBuffers(t *testing.T) {
 	require.Error(t, e.Run(steps, nil), "the steps themselves now fail cleanly")
 }
 
-// A pass timer times each of a recording's submissions.
+// A pass timer times each of a recording's command buffers: submitted together, the first
+// firstPart steps on their own, the rest in one submission.
 func TestRecordingTimedByPassTimer(t *testing.T) {
 	d := openTimed(t)
-	e, out, steps := bumpRig(t, d, 5)
+	e, out, steps := bumpRig(t, d, firstPart+4, 64)
 	tm, err := NewPassTimer(d, 16)
 	require.NoError(t, err)
 	defer tm.Release()
@@ -125,7 +126,11 @@ func TestRecordingTimedByPassTimer(t *testing.T) {
 	require.True(t, ran)
 	got, err := tm.Collect()
 	require.NoError(t, err)
-	require.Len(t, got.Spans, 3, "one timed pass per submission")
-	require.Len(t, got.Submits, 1, "in one submission")
-	require.Equal(t, []uint32{1, 2, 3, 4, 5}, words(t, d, out, 5))
+	require.Len(t, got.Spans, 3, "one timed pass per command buffer: the first part, then two of 2 steps")
+	require.Len(t, got.Submits, 2, "the first part on its own, then the rest together")
+	want := make([]uint32, firstPart+4)
+	for i := range want {
+		want[i] = uint32(i + 1)
+	}
+	require.Equal(t, want, words(t, d, out, len(want)))
 }
