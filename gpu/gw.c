@@ -288,39 +288,6 @@ static void on_map(WGPUEnum status, void *userdata) {
     m->done = 1;
 }
 
-int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst,
-            uint64_t timeout_ms) {
-    if (d->lost) return GW_LOST;
-    struct map_note *m = calloc(1, sizeof *m);
-    if (!m) return GW_NOMEM;
-    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(d->device, NULL);
-    wgpuCommandEncoderCopyBufferToBuffer(enc, src, offset, staging, 0, size);
-    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
-    wgpuCommandEncoderRelease(enc);
-    uint64_t seq = gw_submit(d, cb);
-    if (!seq) {
-        free(m);
-        return GW_NOMEM;
-    }
-    wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, size, on_map, m);
-    // From here m belongs to the callback until it has run: a wait that gives up leaves
-    // it allocated.
-    int rc = gw_wait(d, seq, timeout_ms);
-    if (rc == GW_OK && !m->done) rc = wait_until(d, &m->done, 0, timeout_ms, "mapping the readback buffer");
-    if (rc != GW_OK) return rc;
-    int ok = m->status == WGPUBufferMapAsyncStatus_Success;
-    free(m);
-    if (!ok) return GW_MAP_FAILED;
-    const void *p = wgpuBufferGetConstMappedRange(staging, 0, size);
-    if (!p) {
-        wgpuBufferUnmap(staging);
-        return GW_MAP_FAILED;
-    }
-    memcpy(dst, p, size);
-    wgpuBufferUnmap(staging);
-    return GW_OK;
-}
-
 struct map_note *gw_read_ahead(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging,
                                uint64_t *seq) {
     if (d->lost) return NULL;
@@ -362,6 +329,19 @@ int gw_read_ahead_take(gw_device *d, struct map_note *m, WGPUBuffer staging, uin
     }
     wgpuBufferUnmap(staging);
     return GW_OK;
+}
+
+int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst,
+            uint64_t timeout_ms) {
+    if (d->lost) return GW_LOST;
+    uint64_t seq;
+    struct map_note *m = gw_read_ahead(d, src, offset, size, staging, &seq);
+    if (!m) return d->lost ? GW_LOST : GW_NOMEM;
+    // From here m belongs to the callback until it has run: a wait that gives up leaves
+    // it allocated.
+    int rc = gw_wait(d, seq, timeout_ms);
+    if (rc != GW_OK) return rc;
+    return gw_read_ahead_take(d, m, staging, size, 0, size, dst, timeout_ms);
 }
 
 uint64_t gw_clear(gw_device *d, WGPUBuffer b, uint64_t offset, uint64_t size) {
