@@ -26,7 +26,7 @@ type Recording struct {
 	cbs      []*gpu.CommandBuffer
 	slots    arena.Held
 	timed    bool // pass i writes the pass timer's pair i
-	together bool // one submission for all of cbs
+	together bool // cbs[0] submitted alone, then the rest in one submission
 }
 
 // Prerecord records steps for the next RunRecorded of key, replacing the recording the
@@ -40,7 +40,7 @@ func (e *Executor) Prerecord(key any, steps []Step, perSubmit int, together bool
 		return errors.New("exec: a per-dispatch timer cannot time a recording")
 	}
 	perSubmit = max(perSubmit, 1)
-	if timer != nil && (len(steps)+perSubmit-1)/perSubmit > timer.cap {
+	if timer != nil && len(steps)/perSubmit+2 > timer.cap { // a bound on the command buffers
 		return fmt.Errorf("exec: %d steps take more passes than the timer's %d", len(steps), timer.cap)
 	}
 	err := e.prerecord(key, steps, perSubmit, together, timer)
