@@ -16,7 +16,7 @@ import (
 // submission and a round trip to the GPU.
 //
 // Read serves from a read made ahead only what it would have read itself: the range lies
-// within it, no submission and no queue write came after it. Any other read, and any
+// within it, and no submission and no queue write to its buffer came after it. Any other read, and any
 // later ReadAhead, retires it. Its staging buffer stays mapped until the read or until a
 // later ReadAhead needs it back, so two staging buffers alternate and a ReadAhead never
 // waits for the GPU: where both are still mapping, it makes no read ahead.
