@@ -54,6 +54,15 @@ type Backend struct {
 	// writeNS) when the backend's first graph began: the model's upload is not between
 	// graphs.
 	readBase, writeBase int64
+	snap                []byte // SnapshotBuffer's memory
+}
+
+// SnapshotBuffer builds the snapshot of the next graph to Compute with build, in memory
+// the backend reuses graph after graph (a decode graph's snapshot is about 1 MiB for an 8B
+// model), and returns it. Compute keeps no reference to the snapshot it is given.
+func (b *Backend) SnapshotBuffer(build func(buf []byte) []byte) []byte {
+	b.snap = build(b.snap[:0])
+	return b.snap
 }
 
 // Stats counts a backend's work.

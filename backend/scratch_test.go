@@ -149,3 +149,18 @@ func TestScratchReleasedOnGrowth(t *testing.T) {
 	large.compute(t, b1, "large")
 	require.Equal(t, gen+1, d.scratch.gen.Load(), "no growth for what fits")
 }
+
+// The snapshot buffer is the same memory graph after graph.
+func TestSnapshotBufferReused(t *testing.T) {
+	b, err := NewBackend(firstDevice(t))
+	require.NoError(t, err)
+	defer b.Close()
+	first := b.SnapshotBuffer(func(buf []byte) []byte { return append(buf, make([]byte, 4096)...) })
+	require.Len(t, first, 4096)
+	second := b.SnapshotBuffer(func(buf []byte) []byte {
+		require.Empty(t, buf)
+		return append(buf, 1, 2, 3)
+	})
+	require.Equal(t, []byte{1, 2, 3}, second)
+	require.Same(t, &first[0], &second[0], "no new memory for a smaller snapshot")
+}

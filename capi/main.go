@@ -524,8 +524,8 @@ func gwBackendGraphCompute(b *C.struct_ggml_backend, g *C.struct_ggml_cgraph) (s
 	}
 	n := int(C.ggml_graph_n_nodes(g))
 	nodes := make([]*C.struct_ggml_tensor, n)
-	for i := range nodes {
-		nodes[i] = C.ggml_graph_node(g, C.int(i))
+	if n > 0 {
+		C.gw_graph_nodes(g, &nodes[0], C.int(n))
 	}
 	convert := func() []*tensor.Tensor {
 		r := newReader()
@@ -535,7 +535,8 @@ func gwBackendGraphCompute(b *C.struct_ggml_backend, g *C.struct_ggml_cgraph) (s
 		}
 		return out
 	}
-	if err := bk.Compute(snapshot(nodes), convert); err != nil {
+	snap := bk.SnapshotBuffer(func(buf []byte) []byte { return snapshot(buf, nodes) })
+	if err := bk.Compute(snap, convert); err != nil {
 		logErr("graph_compute on %s: %v", bk.Dev.Name, err)
 		return C.GW_STATUS_FAILED
 	}

@@ -119,6 +119,10 @@ void gw_log(int level, const char *msg) { ggml_log_internal(level, "%s", msg); }
 
 void *gw_address(uint64_t a) { return (void *)(uintptr_t)a; }
 
+void gw_graph_nodes(struct ggml_cgraph *g, struct ggml_tensor **out, int n) {
+    for (int i = 0; i < n; i++) out[i] = ggml_graph_node(g, i);
+}
+
 char *shim_strndup(const char *p, size_t n) {
     char *s = malloc(n + 1);
     if (!s) return NULL;

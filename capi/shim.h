@@ -15,6 +15,8 @@ void gw_backend_delete(struct ggml_backend *b);
 int gw_is_ours(struct ggml_backend *b);
 // gw_address turns a fake buffer base into the pointer ggml expects (never dereferenced).
 void *gw_address(uint64_t a);
+// gw_graph_nodes writes the first n nodes of g to out (one call instead of n).
+void gw_graph_nodes(struct ggml_cgraph *g, struct ggml_tensor **out, int n);
 void gw_log(int level, const char *msg);
 // gw_reg_name is the registry's name, "WGPU" (static storage).
 char *gw_reg_name(void);

@@ -52,12 +52,11 @@ func (r *reader) tensor(t *C.struct_ggml_tensor) *tensor.Tensor {
 	return g
 }
 
-// snapshot returns the raw bytes of every node and of each node's sources: equal
+// snapshot appends to out the raw bytes of every node and of each node's sources: equal
 // snapshots mean an identical graph (same ops, shapes, strides, parameters, data
 // addresses and buffers), so a compiled plan can be reused.
-func snapshot(nodes []*C.struct_ggml_tensor) []byte {
+func snapshot(out []byte, nodes []*C.struct_ggml_tensor) []byte {
 	const size = C.sizeof_struct_ggml_tensor
-	out := make([]byte, 0, len(nodes)*size*3)
 	add := func(t *C.struct_ggml_tensor) {
 		out = append(out, unsafe.Slice((*byte)(unsafe.Pointer(t)), size)...)
 	}
