@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -1169,9 +1170,12 @@ func (c *CommandBuffer) submit() (uint64, error) {
 // first failure is returned.
 func (d *Device) SubmitTogether(cbs []*CommandBuffer) (uint64, error) {
 	var bad error
-	for _, c := range cbs {
+	for i, c := range cbs {
 		if c != nil && c.d != d && bad == nil {
 			bad = errors.New("webgpu: a command buffer of another device")
+		}
+		if slices.Contains(cbs[:i], c) && bad == nil {
+			bad = errors.New("webgpu: a command buffer given twice")
 		}
 		if err := c.Check(); err != nil && bad == nil {
 			bad = err

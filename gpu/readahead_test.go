@@ -97,3 +97,28 @@ func TestReadAhead(t *testing.T) {
 	require.Error(t, err)
 	require.EqualValues(t, 3, d.ReadsTaken(), "the first read, the one after another buffer's write, and the last")
 }
+
+// SubmitTogether refuses, submitting none, a list with a command buffer twice, a spent
+// one or an empty list.
+func TestSubmitTogetherRefusesBadLists(t *testing.T) {
+	d := openFirst(t)
+	finish := func() *CommandBuffer {
+		c, err := d.NewEncoder().Finish()
+		require.NoError(t, err)
+		return c
+	}
+	_, err := d.SubmitTogether(nil)
+	require.Error(t, err)
+	c := finish()
+	_, err = d.SubmitTogether([]*CommandBuffer{c, c})
+	require.ErrorContains(t, err, "twice")
+	_, err = d.SubmitTogether([]*CommandBuffer{c})
+	require.Error(t, err, "dropped with the list it came in")
+	a, b := finish(), finish()
+	seq, err := d.SubmitTogether([]*CommandBuffer{a, b})
+	require.NoError(t, err)
+	require.Equal(t, d.Submitted(), seq)
+	_, err = d.SubmitTogether([]*CommandBuffer{a})
+	require.Error(t, err, "spent")
+	require.NoError(t, d.WaitIdle())
+}
