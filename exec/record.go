@@ -121,50 +121,39 @@ func (e *Executor) RunRecorded(key any, timer *Timer) (bool, error) {
 	e.rec = nil
 	last := e.dev.Submitted()
 	defer func() { e.params.Settle(r.slots, last) }()
+	// Together: the first command buffer alone, then the rest in one submission (the GPU
+	// starts on the first while wgpu-native takes in the rest); else one each.
+	var parts [][]*gpu.CommandBuffer
 	if r.together {
-		// The first command buffer alone, then the rest together: the GPU starts on the
-		// first while wgpu-native takes in the rest.
-		for i, part := range [][]*gpu.CommandBuffer{r.cbs[:1], r.cbs[1:]} {
-			if len(part) == 0 {
-				break
-			}
-			var start time.Time
-			if timer != nil {
-				start = time.Now()
-			}
-			seq, err := e.dev.SubmitTogether(part)
-			if err != nil {
-				if i == 0 {
-					for _, rest := range r.cbs[1:] {
-						rest.Discard()
-					}
-				}
-				return true, err
-			}
-			last = seq
-			if timer != nil {
-				timer.submitted(start, time.Now())
-				timer.used = len(r.cbs[:1]) + i*len(r.cbs[1:])
-			}
+		parts = append(parts, r.cbs[:1])
+		if len(r.cbs) > 1 {
+			parts = append(parts, r.cbs[1:])
 		}
-		return true, nil
+	} else {
+		for i := range r.cbs {
+			parts = append(parts, r.cbs[i:i+1])
+		}
 	}
-	for i, cb := range r.cbs {
+	submitted := 0
+	for i, part := range parts {
 		var start time.Time
 		if timer != nil {
 			start = time.Now()
 		}
-		seq, err := cb.Submit()
+		seq, err := e.dev.SubmitTogether(part) // drops the part on failure
 		if err != nil {
-			for _, rest := range r.cbs[i+1:] {
-				rest.Discard()
+			for _, rest := range parts[i+1:] {
+				for _, cb := range rest {
+					cb.Discard()
+				}
 			}
 			return true, err
 		}
 		last = seq
+		submitted += len(part)
 		if timer != nil {
 			timer.submitted(start, time.Now())
-			timer.used = i + 1
+			timer.used = submitted
 		}
 	}
 	return true, nil

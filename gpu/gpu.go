@@ -1084,7 +1084,7 @@ func (e *Encoder) submit() (uint64, error) {
 }
 
 // CommandBuffer is a finished recording (Encoder.Finish), submitted later or dropped:
-// exactly one of Submit and Discard must be called.
+// it goes to exactly one Device.SubmitTogether or Discard.
 type CommandBuffer struct {
 	d      *Device
 	cb     C.WGPUCommandBuffer
@@ -1093,7 +1093,7 @@ type CommandBuffer struct {
 }
 
 // Finish ends the recording without submitting it. Buffers may be released before the
-// command buffer is submitted: Submit checks them then.
+// command buffer is submitted: SubmitTogether checks them then.
 func (e *Encoder) Finish() (*CommandBuffer, error) {
 	if err := e.live(); err != nil {
 		e.Discard()
@@ -1124,19 +1124,9 @@ func (e *Encoder) finish() (*CommandBuffer, error) {
 	return c, nil
 }
 
-// Submit submits the command buffer and returns its sequence number. On an unusable
-// device, or when a bind group or buffer it uses was released since it was recorded, it
-// is dropped instead and the error returned.
-func (c *CommandBuffer) Submit() (uint64, error) {
-	if err := c.Check(); err != nil {
-		c.Discard()
-		return 0, err
-	}
-	return c.submit()
-}
-
-// Check reports whether Submit would submit the command buffer: it is neither spent nor
-// dropped, the device is usable, and the bind groups and buffers it uses are alive.
+// Check reports whether Device.SubmitTogether would submit the command buffer: it is
+// neither spent nor dropped, the device is usable, and the bind groups and buffers it
+// uses are alive.
 func (c *CommandBuffer) Check() error {
 	if c == nil || c.cb == nil {
 		return errors.New("webgpu: command buffer already submitted or discarded")
@@ -1153,7 +1143,7 @@ func (c *CommandBuffer) Check() error {
 	return e.recordedLive()
 }
 
-// submit is Submit without the checks.
+// submit submits the command buffer without the checks (Encoder.Submit made them).
 func (c *CommandBuffer) submit() (uint64, error) {
 	cb := c.cb
 	c.cb, c.groups, c.bufs = nil, nil, nil
