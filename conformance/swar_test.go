@@ -9,8 +9,8 @@ import (
 
 // TestSwarPlans plans every integer mat-vec case (mulMatSwarCases) with the kernel's size
 // threshold at one weight, as TestConformanceSwar runs them, and checks that each takes
-// the kernel (one dispatch, quantizing the activations it reads), in its gate form (GLU)
-// for the feed-forward cases.
+// the kernel: one dispatch, quantizing the activations it reads, or for the feed-forward
+// cases its gate form (GLU) after a dispatch that quantizes the column (XQ).
 func TestSwarPlans(t *testing.T) {
 	env := openTestEnv(t)
 	saved := quickLimits
@@ -23,9 +23,11 @@ func TestSwarPlans(t *testing.T) {
 		keys, err := env.Kernels(c)
 		require.NoError(t, err, c.Name)
 		require.NotEmpty(t, keys, "%s: unsupported", c.Name)
-		var swar, glu, other int
+		var swar, act, glu, other int
 		for _, k := range keys {
 			switch {
+			case strings.HasPrefix(k, "mul_mat_vec_q4_act;"):
+				act++
 			case strings.HasPrefix(k, "mul_mat_vec_q4;"):
 				swar++
 				if strings.Contains(k, ";GLU=1;") {
@@ -39,8 +41,9 @@ func TestSwarPlans(t *testing.T) {
 		require.Zero(t, other, "%s: %v", c.Name, keys)
 		if strings.Contains(c.Name, "swiglu") {
 			require.Equal(t, swar, glu, "%s: the gate form: %v", c.Name, keys)
+			require.Equal(t, glu, act, "%s: one quantization per gate product: %v", c.Name, keys)
 		} else {
-			require.Zero(t, glu, "%s: %v", c.Name, keys)
+			require.Zero(t, glu+act, "%s: %v", c.Name, keys)
 		}
 	}
 }

@@ -11,11 +11,15 @@ import (
 // Q4_K weights by one F32 column multiplies the weights' nibbles by the column quantized
 // to 8 bits per block of 32 (as ggml's CPU backend does: Q8_0, Q8_1, Q8_K activations),
 // two products per i32 multiply-add. Q6_K's 6-bit weights take the same kernel in signed
-// lanes (its Q6K form). Each invocation quantizes the activations it reads,
-// in registers, for all the rows it computes: a dispatch quantizing the column once into
-// memory cost ~10 µs on an H100, more than it saved. The fused feed-forward gate (gate and
-// up projections of the same weight format and the SWIGLU, lowerMatVecGLU) takes its
-// two-matrix form.
+// lanes (its Q6K form). A single product quantizes the activations in each workgroup, in
+// registers, for all the rows the workgroup computes. The fused feed-forward gate (gate
+// and up projections of the same weight format and the SWIGLU, lowerMatVecGLU) takes its
+// two-matrix form, after a dispatch that quantizes the column once into scratch memory
+// (XQ), so that each of its workgroups takes two rows: on an H100 (µs, weights beyond the
+// L2 cache, ggml-vulkan's gate, up and SWIGLU in brackets) Q4_K 14336 x 4096 68.1 -> 40.7
+// (54.1), 8192 x 2048 32.1 -> 22.3 (22.0). That dispatch costs ~10 µs, which single
+// products do not repay: Q4_K 14336 x 4096 30.5 -> 31.0, 4096 x 14336 29.5 -> 30.7,
+// 2048 x 8192 15.8 -> 19.8-24.4 µs.
 
 // swarMinDefault is the fewest weights (M x K over every batch) of a product that takes
 // the integer mat-vec (Limits.SwarMin overrides it). Each workgroup quantizes the
@@ -52,6 +56,21 @@ const (
 	swarManyRows = 8192 // rows from which swarWG is the workgroup size
 )
 
+// swarXQRows and swarXQWG are the rows per workgroup and workgroup size of the integer
+// mat-vec whose column comes quantized (the gate form). Measured on an NVIDIA H100
+// (perf harness, the kernel alone, weights beyond the L2 cache, µs for Q4_K 14336 x 4096,
+// 4096 x 14336, the gate form 14336 x 4096, chains of 4096 x 4096 and 2048 x 2048): 2 x 32
+// 20.5, 20.8, 34.3, 10.5, 6.31; 1 x 32 21.4, 22.2, 33.7, 9.76, 6.69; 2 x 64 22.3, 22.8,
+// 36.2, 10.7, 6.91; 4 x 32 21.3, 33.2, 54.0, 13.4, 8.81; 8 x 32 23.8, 44.3, 62.7, 17.2,
+// 10.7. In an 8B Q4_K decode, 1 x 32 measured as 2 x 32 (GPU time per graph).
+const (
+	swarXQRows = 2
+	swarXQWG   = 32
+)
+
+// swarActWG is the workgroup size of the column's quantization (one invocation a group).
+const swarActWG = 64
+
 // q6kHalf is the distance in elements between the low and the high nibbles' elements of
 // a Q6_K ql byte (runs r and r + 2 of a half block: wgsl/q6k.go); q6kGroupWords the ql
 // (and qh) words of one of the kernel's Q6_K groups (32 l of two runs: 64 elements).
@@ -62,11 +81,13 @@ const (
 
 // swarShape returns the rows per workgroup and workgroup size of the integer mat-vec of
 // mats matrices (1, or 2 for the gate form) of m rows (over every batch) of tasks tasks,
-// with Limits' overrides (SwarRows; SwarWG: a power of two); the partial sums of the
+// its column quantized ahead (xq) or in the kernel, with Limits' overrides (SwarRows; SwarWG: a power of two); the partial sums of the
 // workgroup must fit its storage.
-func swarShape(m, tasks uint32, mats int, l *Limits) (rows, wg int) {
+func swarShape(m, tasks uint32, mats int, xq bool, l *Limits) (rows, wg int) {
 	rows, wg = swarRows, swarWG
-	if m < swarManyRows {
+	if xq {
+		rows, wg = swarXQRows, swarXQWG
+	} else if m < swarManyRows {
 		for wg < swarMaxWG && uint32(2*wg) <= tasks {
 			wg *= 2
 		}
@@ -149,10 +170,12 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 
 // matVecQ4 returns the dispatches of the integer mat-vec of weights ws (one matrix, or
 // the gate and the up projection: then dst holds the SWIGLU of their products) by the
-// column b, with parameters p (its D: dst's strides).
+// column b, with parameters p (its D: dst's strides). The gate form quantizes the column
+// first, into scratch memory (XQ).
 func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Limits) []Dispatch {
 	half := swarFormat(ws[0])
 	q6k := ws[0].Type == tensor.Q6_K
+	xq := len(ws) == 2
 	wpg := half / 4
 	task := uint32(2 * half) // elements per task: one group
 	if q6k {
@@ -161,27 +184,47 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 	} else if f, _ := format(ws[0].Type); f.UnitElems() > f.BlockElems() {
 		task = uint32(f.UnitElems()) / uint32(f.BlockElems()) * uint32(2*half) // Q4_0: a unit of two groups
 	}
-	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), l)
-	operands := []wgslOperand{in("src0", ws[0])}
+	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), xq, l)
+	layout := map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
+		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k)}
+	var ds []Dispatch
+	operands := []wgslOperand{vec(in("src0", ws[0]))}
 	tensors := []*tensor.Tensor{ws[0]}
 	if len(ws) == 2 {
-		operands = append(operands, in("src0b", ws[1]))
+		operands = append(operands, vec(in("src0b", ws[1])))
 		tensors = append(tensors, ws[1])
 	}
-	operands = append(operands, in("src1", b), out("dst", dst))
-	for i := range operands {
-		operands[i].Vec = operands[i].Type.Quantized() || operands[i].Name == "src1"
+	if xq {
+		groups := uint64(p.K) / uint64(8*wpg) * uint64(p.Batches)
+		x := scratchAt(tensor.I32, 0, int64(groups)*int64(4*(wpg+1)))
+		quant := spec("mul_mat_vec_q4_act", swarActWG, p, layout, vec(in("src1", b)), out("dst", x))
+		ds = append(ds, Dispatch{Spec: quant, Tensors: []*tensor.Tensor{b, x}, Params: p,
+			Grid: grid1D((groups+swarActWG-1)/swarActWG, l)})
+		operands = append(operands, vec(in("xq", x)))
+		tensors = append(tensors, x)
+	} else {
+		operands = append(operands, vec(in("src1", b)))
+		tensors = append(tensors, b)
 	}
-	tensors = append(tensors, b, dst)
+	operands = append(operands, out("dst", dst))
+	tensors = append(tensors, dst)
 	acc := len(ws) * rows
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
-		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "NIBBLES": flag(!q6k),
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NIBBLES": flag(!q6k), "XQ": flag(xq),
 		"SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2),
-		"PRELOAD": flag(swarPreload(half, len(ws))), "QW": fmt.Sprint(rows * wpg),
+		"PRELOAD": flag(!xq && swarPreload(half, len(ws))), "QW": fmt.Sprint(rows * wpg),
 		"ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
+	for k, v := range layout {
+		defs[k] = v
+	}
 	s := spec("mul_mat_vec_q4", wg, p, defs, operands...)
-	groups := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
-	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(groups, l)}}
+	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
+	return append(ds, Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks, l)})
+}
+
+// vec returns operand o read a group of elements at a time (wgsl.Operand.Vec).
+func vec(o wgslOperand) wgslOperand {
+	o.Vec = true
+	return o
 }
 
 // lowerMatVecQ4 returns the integer mat-vec dispatches of the MUL_MAT t (parameters p), or

@@ -94,20 +94,25 @@ func TestSwarShape(t *testing.T) {
 		{4096, 64, swarRows, 64},
 		{2048, 8, swarRows, swarWG},
 	} {
-		rows, wg := swarShape(c.m, c.tasks, 1, l)
+		rows, wg := swarShape(c.m, c.tasks, 1, false, l)
 		require.Equal(t, [2]int{c.rows, c.wg}, [2]int{rows, wg}, "%d rows of %d tasks", c.m, c.tasks)
 	}
+	for _, m := range []uint32{128256, 4096, 2048} { // the column quantized ahead
+		rows, wg := swarShape(m, 64, 2, true, l)
+		require.Equal(t, [2]int{swarXQRows, swarXQWG}, [2]int{rows, wg}, "%d rows, XQ", m)
+	}
 	l.SwarRows, l.SwarWG = 4, 100 // a workgroup size that is no power of two is ignored
-	rows, wg := swarShape(14336, 64, 2, l)
+	rows, wg := swarShape(14336, 64, 2, true, l)
 	require.Equal(t, [2]int{4, swarWG}, [2]int{rows, wg})
 	l.SwarRows, l.SwarWG, l.MaxWorkgroupStorage = 64, 1024, 16384
-	rows, wg = swarShape(14336, 64, 2, l)
+	rows, wg = swarShape(14336, 64, 2, false, l)
 	require.LessOrEqual(t, 4*2*rows*wg, 16384, "partial sums beyond the workgroup storage: %d x %d", rows, wg)
 }
 
 // TestSwarLowering checks which products take the integer mat-vec (one dispatch) and which
 // keep the vectorised kernel: the size threshold and its override, the switch, several
-// columns, other formats; and the fused gate form, whose kernels it compiles.
+// columns, other formats; and the fused gate form (the column's quantization into scratch
+// memory, then the product), whose kernels it compiles.
 func TestSwarLowering(t *testing.T) {
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
 	mm := func(q tensor.Type, m, k, n int64) *tensor.Tensor {
@@ -178,12 +183,23 @@ func TestSwarLowering(t *testing.T) {
 		require.True(t, gluRow.Applies(n, l))
 		ds, err := gluRow.Lower(n, l)
 		require.NoError(t, err)
-		require.Len(t, ds, 1)
-		require.Equal(t, "mul_mat_vec_q4", ds[0].Spec.Kernel)
-		require.Equal(t, "1", ds[0].Spec.Defines["GLU"])
-		require.Equal(t, "0", ds[0].Spec.Defines["PRELOAD"], "the gate form does not preload")
-		require.Equal(t, []*tensor.Tensor{gate.Src[0], up.Src[0]}, ds[0].Tensors[:2])
-		require.Same(t, glu, ds[0].Tensors[len(ds[0].Tensors)-1])
+		require.Len(t, ds, 2, "one quantization of the column for both matrices")
+		require.Equal(t, "mul_mat_vec_q4_act", ds[0].Spec.Kernel)
+		require.Equal(t, "mul_mat_vec_q4", ds[1].Spec.Kernel)
+		require.Equal(t, "1", ds[1].Spec.Defines["GLU"])
+		require.Equal(t, "1", ds[1].Spec.Defines["XQ"])
+		require.Equal(t, "0", ds[1].Spec.Defines["PRELOAD"], "the gate form does not preload")
+		// the column (4096 elements) in groups of 8 words and 4 scales (32 or 64 elements)
+		wpg := int64(8)
+		if q == tensor.Q4_0 || q == tensor.Q4_1 {
+			wpg = 4
+		}
+		xq := ds[0].Tensors[1]
+		require.True(t, IsScratch(xq))
+		require.Equal(t, tensor.I32, xq.Type)
+		require.Equal(t, 4096/(8*wpg)*(wpg+1)*4, xq.Ne[0], "%s", q)
+		require.Equal(t, []*tensor.Tensor{x, xq}, ds[0].Tensors)
+		require.Equal(t, []*tensor.Tensor{gate.Src[0], up.Src[0], xq, glu}, ds[1].Tensors)
 		for _, d := range ds {
 			_, err = cache.Pipeline(d.Spec)
 			require.NoError(t, err, "%s %s", q, d.Spec.Kernel)

@@ -40,6 +40,8 @@ fn offset4(c: vec4<u32>, s: vec4<u32>) -> u32 {
 // SM), enough to make dequantization, not memory, bound a mat-vec.
 fn uf(v: u32, o: f32) -> f32 { return bitcast<f32>(v | 0x4b000000u) - (8388608.0 + o); }
 fn uf4(v: vec4<u32>, o: f32) -> vec4<f32> { return bitcast<vec4<f32>>(v | vec4<u32>(0x4b000000u)) - (8388608.0 + o); }
+// A small signed integer (|v| < 2^22) as f32, through the mantissa of 1.5 * 2^23.
+fn if32(v: i32) -> f32 { return bitcast<f32>(v + 0x4b400000) - 12582912.0; }
 // Halves (IEEE binary16, two per word, the low one first) as f32, exactly (subnormals,
 // Inf and NaN included), through unpack2x16float. It replaced a conversion by integer
 // arithmetic (~16 operations a value) that bound the F16 kernels by their arithmetic: on

@@ -3,16 +3,16 @@
 // time in the 16-bit lanes of an i32 (SWAR).
 // dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
 // Each invocation quantizes the activations of the groups it takes, in registers, to 8
-// bits per block of 32 (dx = max|x| / 127, xq = x / dx rounded to nearest), packed in the
-// weights' nibble order: for quant word g (elements e..e+3 in its low nibbles and e+HALF..
-// in its high ones) the words (X(e, e+2), X(e+1, e+3), X(e+HALF, e+HALF+2), X(e+HALF+1,
-// e+HALF+3)) with X(a, c) = xq[c] + xq[a] * 65536; per block it keeps (dx, sx), sx = dx *
-// sum xq: the sum of the quantized activations, so that the result is exactly the product
-// of the dequantized weights by the quantized activations (its error is sum w (x' - x),
-// small for weights centred on zero, where the unquantized sum would leave the larger sum
-// q d (x' - x)). The quantization is shared by the ROWS rows (of every matrix) the
-// invocation computes; a separate pass writing the quantized column to memory cost more
-// (its dispatch, ~10 µs on an H100) than computing it again in every workgroup.
+// bits per block of 32 (mul_mat_vec_q4_quant.wgsl: words X(a, c) = xq[c] + xq[a] * 65536
+// in the weights' nibble order, and per group (dl, sl, dh, sh), sx = dx * sum xq), shared by
+// the ROWS rows (of every matrix) it computes. With XQ the column comes quantized instead,
+// by a dispatch of its own (mul_mat_vec_q4_act.wgsl) into scratch memory (xq), once for
+// every workgroup, so that a workgroup can take few rows: on an H100 (µs, weights beyond
+// the L2 cache, 2 rows a workgroup, the kernel alone) Q4_K 14336 x 4096 20.5 against 30.3,
+// 4096 x 14336 20.8 against 29.4, the gate form 14336 x 4096 34.3 against 68.1
+// (ggml-vulkan 23.6, 26.0, 54.2). That dispatch costs ~10 µs (a dependent dispatch, ~5 µs
+// on that GPU, and one invocation's work per group), which the gate form's two matrices
+// repay and single products do not (ops/mul_mat_vec_q4.go).
 // A workgroup computes ROWS consecutive rows: invocations take tasks (a unit of Q4_0's
 // two blocks, one group otherwise) interleaved along the row, each for all ROWS rows.
 // Weight word w masked by 0x000F000F (after shifts of 0, 8, 4, 12) holds two weights
@@ -58,10 +58,6 @@ fn swar_dot(acc: i32) -> i32 {
   return (acc - lo) >> 16u;
 }
 
-// A small integer (|v| < 2^22) as f32, through the mantissa of 1.5 * 2^23 (no conversion
-// instruction: see uf in common.wgsl).
-fn if32(v: i32) -> f32 { return bitcast<f32>(v + 0x4b400000) - 12582912.0; }
-
 #if NIBBLES
 // The SWAR products of quant word q with its activation words x: the low nibbles' two
 // products in .x, the high nibbles' in .y.
@@ -91,54 +87,28 @@ fn affine(m: u32, uw: u32, b: u32, j: u32) -> vec2<f32> {
 }
 #endif
 
-// The quantized activations of the group whose first element is src1 element c: the
-// words of its WPG quant words in x, and (dx, sx) of its low and high half's block(s).
-fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, c: u32) -> vec4<f32> {
-  var lo: array<vec4<f32>, {{WPG}}>;
-  var hi: array<vec4<f32>, {{WPG}}>;
-  var ml = vec4<f32>(0.0);
-  var mh = vec4<f32>(0.0);
-  for (var w = 0u; w < WPG; w = w + 2u) {
-    let a = src1_get8(c + 4u * w);
-    let b = src1_get8(c + HALF + 4u * w);
-    lo[w] = a[0];
-    lo[w + 1u] = a[1];
-    hi[w] = b[0];
-    hi[w + 1u] = b[1];
-    ml = max(ml, max(abs(a[0]), abs(a[1])));
-    mh = max(mh, max(abs(b[0]), abs(b[1])));
-  }
-  var al = max(max(ml.x, ml.y), max(ml.z, ml.w));
-  var ah = max(max(mh.x, mh.y), max(mh.z, mh.w));
-#if SPLIT
-  // two blocks of 32: the low and the high nibbles' elements
-#else
-  al = max(al, ah); // one block of 32
-  ah = al;
-#endif
-  let il = select(0.0, 127.0 / al, al > 0.0);
-  let ih = select(0.0, 127.0 / ah, ah > 0.0);
-  // x * id + 1.5 * 2^23 holds round(x * id) in its mantissa (|x * id| <= 127): the bits
-  // less those of 1.5 * 2^23 are the integer, with no conversion instruction.
-  var sl = vec4<i32>(0);
-  var sh = vec4<i32>(0);
-  for (var w = 0u; w < WPG; w = w + 1u) {
-    let l = bitcast<vec4<i32>>(lo[w] * il + 12582912.0) - vec4<i32>(0x4b400000);
-    let h = bitcast<vec4<i32>>(hi[w] * ih + 12582912.0) - vec4<i32>(0x4b400000);
-    sl = sl + l;
-    sh = sh + h;
-    (*x)[w] = vec4<i32>(l.z + (l.x << 16u), l.w + (l.y << 16u), h.z + (h.x << 16u), h.w + (h.y << 16u));
-  }
-  let dl = al / 127.0;
-  let dh = ah / 127.0;
-  return vec4<f32>(dl, dl * if32(sl.x + sl.y + sl.z + sl.w), dh, dh * if32(sh.x + sh.y + sh.z + sh.w));
+#if XQ
+// Activation group gi of the column whose first group is slot col of xq: its WPG words in
+// x, and (dl, sl, dh, sh) (see mul_mat_vec_q4_act.wgsl).
+fn column_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, col: u32, gi: u32) -> vec4<f32> {
+  let o = 4u * (col + gi) * (WPG + 1u);
+  for (var w = 0u; w < WPG; w = w + 1u) { (*x)[w] = xq_get4i(o + 4u * w); }
+  return bitcast<vec4<f32>>(xq_get4i(o + 4u * WPG));
 }
+#else
+#include mul_mat_vec_q4_quant
+
+// Activation group gi of the column that starts at src1 element col, quantized here.
+fn column_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, col: u32, gi: u32) -> vec4<f32> {
+  return quant_group(x, col + group_start(gi));
+}
+#endif
 
 #if NIBBLES
 // Adds group gg of block blk (a literal) of the unit starting at element u of the ROWS
-// rows from i0 (matrix base a) of every matrix, times activation group gx of the column
-// at src1 element v, to the partial sums.
-fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, v: u32) {
+// rows from i0 (matrix base a) of every matrix, times activation group gx of column col
+// (column_group), to the partial sums.
+fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, col: u32) {
 #if PRELOAD
   // Every row's quant words first (one matrix of four words a group: see swarPreload in
   // ops/mul_mat_vec_q4.go), in flight while the activations are quantized.
@@ -149,7 +119,7 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
   }
 #endif
   var x: array<vec4<i32>, {{WPG}}>;
-  let xd = quant_group(&x, v + gx * GROUP);
+  let xd = column_group(&x, col, gx);
 #if SPLIT
   let xl = xd.xy;
   let xh = xd.zw;
@@ -234,11 +204,11 @@ fn q6_word_dot(q: u32, h: u32, sh: u32, x: vec4<i32>) -> vec2<i32> {
 }
 
 // Adds group gg (2 h + p) of the block holding element u (its first) of the ROWS rows from
-// i0 (matrix base a) of every matrix, times the activations from src1 element c, to the
+// i0 (matrix base a) of every matrix, times activation group gx of column col, to the
 // partial sums.
-fn q6_group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, gg: u32, c: u32) {
+fn q6_group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, gg: u32, gx: u32, col: u32) {
   var x: array<vec4<i32>, {{WPG}}>;
-  let xd = quant_group(&x, c);
+  let xd = column_group(&x, col, gx);
   let h = gg >> 1u;
   let sh = 2u * (gg & 1u);
   for (var m = 0u; m < MATS; m = m + 1u) {
@@ -277,7 +247,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let b2 = bt % p.Ne2;
   let b3 = bt / p.Ne2;
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
-  let v = b2 * p.B.z + b3 * p.B.w;
+#if XQ
+  let col = bt * (p.K / GROUP); // the batch's first group in xq
+#else
+  let col = b2 * p.B.z + b3 * p.B.w;
+#endif
   var acc: array<f32, {{ACC}}>;
   for (var r = 0u; r < MATS * ROWS; r = r + 1u) { acc[r] = 0.0; }
   for (var t = lid; t < p.K / TASK; t = t + {{WG}}u) {
@@ -285,12 +259,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if Q6K
     let u = c - c % 256u;
     let gg = (c % 256u) / GROUP;
-    q6_group_rows(&acc, a, i0, u, gg, v + u + 128u * (gg >> 1u) + 32u * (gg & 1u));
+    q6_group_rows(&acc, a, i0, u, gg, t, col);
 #else
     let u = c - c % src0_UNIT_ELEMS;
     let gg = (c % src0_BLOCK_ELEMS) / GROUP;
 #for B {{SRC0_UNIT_BLOCKS}}
-    group_rows(&acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, v);
+    group_rows(&acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, col);
 #endfor
 #endif
   }

@@ -1,0 +1,69 @@
+// The activations of the integer mat-vec (mul_mat_vec_q4.wgsl) quantized, a group of
+// 8 * WPG elements of a src1 column at a time: included by that kernel, which quantizes
+// the groups it reads, and by mul_mat_vec_q4_act.wgsl, which quantizes a column once into
+// scratch memory. The kernel defines HALF, WPG and GROUP (8 * WPG).
+// Group q of a column starts at element q * GROUP (the nibble formats) or, with Q6K, at
+// element 128 h + 32 p of block q / 4 (h, p: the bits of q % 4; wgsl/q6k.go): its low
+// half's elements e (4 per quant word) and its high half's e + HALF. Each half is quantized
+// to 8 bits per block of 32 (dx = max|x| / 127, xq = x / dx rounded to nearest; with SPLIT
+// each half is its own block, else the group is one block), packed in the weights' nibble
+// order: for quant word w (elements e..e+3 in its low nibbles, e+HALF.. in its high ones)
+// the words (X(e, e+2), X(e+1, e+3), X(e+HALF, e+HALF+2), X(e+HALF+1, e+HALF+3)) with
+// X(a, c) = xq[c] + xq[a] * 65536. With the words come (dl, sl, dh, sh): dx for each half
+// and sx = dx * sum xq, the sum of its quantized activations, so that the mat-vec's result
+// is exactly the product of the dequantized weights by the quantized activations (its error
+// is sum w (x' - x), small for weights centred on zero, where the unquantized sum would
+// leave the larger sum q d (x' - x)).
+
+// The first element of group q of a column.
+fn group_start(q: u32) -> u32 {
+#if Q6K
+  let gg = q % 4u;
+  return (q / 4u) * 256u + 128u * (gg >> 1u) + 32u * (gg & 1u);
+#else
+  return q * GROUP;
+#endif
+}
+
+// The quantized activations of the group whose first element is src1 element c: the
+// words of its WPG quant words in x, and (dl, sl, dh, sh).
+fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, c: u32) -> vec4<f32> {
+  var lo: array<vec4<f32>, {{WPG}}>;
+  var hi: array<vec4<f32>, {{WPG}}>;
+  var ml = vec4<f32>(0.0);
+  var mh = vec4<f32>(0.0);
+  for (var w = 0u; w < WPG; w = w + 2u) {
+    let a = src1_get8(c + 4u * w);
+    let b = src1_get8(c + HALF + 4u * w);
+    lo[w] = a[0];
+    lo[w + 1u] = a[1];
+    hi[w] = b[0];
+    hi[w + 1u] = b[1];
+    ml = max(ml, max(abs(a[0]), abs(a[1])));
+    mh = max(mh, max(abs(b[0]), abs(b[1])));
+  }
+  var al = max(max(ml.x, ml.y), max(ml.z, ml.w));
+  var ah = max(max(mh.x, mh.y), max(mh.z, mh.w));
+#if SPLIT
+  // two blocks of 32: the low and the high half's elements
+#else
+  al = max(al, ah); // one block of 32
+  ah = al;
+#endif
+  let il = select(0.0, 127.0 / al, al > 0.0);
+  let ih = select(0.0, 127.0 / ah, ah > 0.0);
+  // x * id + 1.5 * 2^23 holds round(x * id) in its mantissa (|x * id| <= 127): the bits
+  // less those of 1.5 * 2^23 are the integer, with no conversion instruction.
+  var sl = vec4<i32>(0);
+  var sh = vec4<i32>(0);
+  for (var w = 0u; w < WPG; w = w + 1u) {
+    let l = bitcast<vec4<i32>>(lo[w] * il + 12582912.0) - vec4<i32>(0x4b400000);
+    let h = bitcast<vec4<i32>>(hi[w] * ih + 12582912.0) - vec4<i32>(0x4b400000);
+    sl = sl + l;
+    sh = sh + h;
+    (*x)[w] = vec4<i32>(l.z + (l.x << 16u), l.w + (l.y << 16u), h.z + (h.x << 16u), h.w + (h.y << 16u));
+  }
+  let dl = al / 127.0;
+  let dh = ah / 127.0;
+  return vec4<f32>(dl, dl * if32(sl.x + sl.y + sl.z + sl.w), dh, dh * if32(sh.x + sh.y + sh.z + sh.w));
+}
