@@ -81,8 +81,8 @@ const (
 
 // swarShape returns the rows per workgroup and workgroup size of the integer mat-vec of
 // mats matrices (1, or 2 for the gate form) of m rows (over every batch) of tasks tasks,
-// its column quantized ahead (xq) or in the kernel, with Limits' overrides (SwarRows; SwarWG: a power of two); the partial sums of the
-// workgroup must fit its storage.
+// its column quantized ahead (xq) or in the kernel, with Limits' overrides (SwarRows;
+// SwarWG: a power of two); the partial sums of the workgroup must fit its storage.
 func swarShape(m, tasks uint32, mats int, xq bool, l *Limits) (rows, wg int) {
 	rows, wg = swarRows, swarWG
 	if xq {
