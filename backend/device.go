@@ -42,6 +42,12 @@ const (
 	EnvSwarRows = "GGML_WGPU_SWAR_ROWS"
 	EnvSwarWG   = "GGML_WGPU_SWAR_WG"
 	EnvSwarMin  = "GGML_WGPU_SWAR_MIN"
+	// EnvQ6K=0 turns off the Q6_K mat-vec (ops.Limits.Q6KOff), EnvQ6KRows and EnvQ6KWG
+	// override its rows per workgroup and workgroup size (temporary: for comparisons and
+	// tuning).
+	EnvQ6K     = "GGML_WGPU_Q6K"
+	EnvQ6KRows = "GGML_WGPU_Q6K_ROWS"
+	EnvQ6KWG   = "GGML_WGPU_Q6K_WG"
 	// EnvDequantPrompt=0 makes the prompt kernel read quantized weights directly instead of
 	// from F16 chunks dequantized first (ops.Limits.DequantPromptOff), for comparisons.
 	EnvDequantPrompt = "GGML_WGPU_DEQUANT_PROMPT"
@@ -182,7 +188,7 @@ func (d *Device) Limits() ops.Limits {
 		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
 		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings),
 		SwarOff:           os.Getenv(EnvSwar) == "0", SwarRows: envInt(EnvSwarRows), SwarWG: envInt(EnvSwarWG),
-		SwarMin: envInt(EnvSwarMin)}
+		SwarMin: envInt(EnvSwarMin), Q6KOff: os.Getenv(EnvQ6K) == "0", Q6KRows: envInt(EnvQ6KRows), Q6KWG: envInt(EnvQ6KWG)}
 }
 
 // OwnMemory returns the GPU memory in buffers that the device holds beyond those ggml

@@ -18,6 +18,7 @@ func TestSwarPlans(t *testing.T) {
 	quickLimits = append(quickLimits[:0:0], saved...)
 	for i := range quickLimits {
 		quickLimits[i].SwarMin = 1
+		quickLimits[i].Q6KOff = true // Q6_K single products take the Q6_K mat-vec otherwise
 	}
 	for _, c := range mulMatSwarCases() {
 		keys, err := env.Kernels(c)
@@ -50,9 +51,10 @@ func TestSwarPlans(t *testing.T) {
 
 // TestConformanceSwar runs the integer mat-vec cases (mulMatSwarCases) in a child process
 // whose library takes the kernel for products of any size (GGML_WGPU_SWAR_MIN=1, read at
-// load time).
+// load time), Q6_K single products too (GGML_WGPU_Q6K=0: the Q6_K mat-vec off).
 func TestConformanceSwar(t *testing.T) {
 	t.Setenv("GGML_WGPU_SWAR_MIN", "1") // inherited by the child process
+	t.Setenv("GGML_WGPU_Q6K", "0")
 	isolated(t, func(t *testing.T) {
 		runSuite(t, openTestEnv(t), mulMatSwarCases())
 	})

@@ -141,6 +141,15 @@ func TestKernelsCompile(t *testing.T) {
 			}
 		}
 	}
+	// The integer mat-vec's single-matrix Q6_K form, which the Q6_K mat-vec takes the place
+	// of unless it is off.
+	q6kOff := *l
+	q6kOff.Q6KOff = true
+	ds, err := Lower(swarQ6KExample(), &q6kOff)
+	require.NoError(t, err)
+	require.Equal(t, "mul_mat_vec_q4", ds[0].Spec.Kernel)
+	_, err = cache.Pipeline(ds[0].Spec)
+	require.NoError(t, err)
 	// Every fusion row's example; longer patterns are tried first.
 	for i, f := range Fusions() {
 		if i > 0 {

@@ -132,6 +132,7 @@ func init() {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.Q4_0, 64, 3), padded(64, 2, 1)),
 			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.Q4_0, 64, 3), padded(64, 9, 1)))
+		ex = append(ex, matVecQ6KExamples()...)
 		return append(ex, matVecQ4Examples()...)
 	}})
 }
@@ -169,6 +170,9 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	operands := []wgslOperand{in("src0", a), in("src1", b), out("dst", t)}
 	tensors := []*tensor.Tensor{a, b, t}
 	q := quantized(a.Type)
+	if ds, ok := lowerMatVecQ6K(t, p, l); ok {
+		return ds, nil
+	}
 	if ds, ok := lowerMatVecQ4(t, p, l); ok {
 		return ds, nil
 	}

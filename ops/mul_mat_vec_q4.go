@@ -238,8 +238,8 @@ func lowerMatVecQ4(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, boo
 }
 
 // matVecQ4Examples are MUL_MAT nodes that take the integer mat-vec under the default
-// limits (one per format above its threshold, rows of one and of many tasks), for the
-// kernel compile test.
+// limits (one per nibble format above its threshold, rows of one and of many tasks), for
+// the kernel compile test.
 func matVecQ4Examples() []*tensor.Tensor {
 	var ex []*tensor.Tensor
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
@@ -247,5 +247,11 @@ func matVecQ4Examples() []*tensor.Tensor {
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),
 			node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(q, 256, 131072), f32(256, 1)))
 	}
-	return append(ex, node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(tensor.Q6_K, 1024, 131072), f32(1024, 1)))
+	return ex
+}
+
+// swarQ6KExample is a MUL_MAT node that takes the integer mat-vec's single-matrix Q6_K
+// form where the Q6_K mat-vec is off (Limits.Q6KOff), for the kernel compile test.
+func swarQ6KExample() *tensor.Tensor {
+	return node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(tensor.Q6_K, 1024, 131072), f32(1024, 1))
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -114,7 +115,8 @@ func TestSwarShape(t *testing.T) {
 // columns, other formats; and the fused gate form (the column's quantization into scratch
 // memory, then the product), whose kernels it compiles.
 func TestSwarLowering(t *testing.T) {
-	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
+	// Q6_K single products take the Q6_K mat-vec unless it is off (TestQ6KLowering)
+	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384, Q6KOff: true}
 	mm := func(q tensor.Type, m, k, n int64) *tensor.Tensor {
 		return node(tensor.OpMulMat, f32(m, n), nil, contiguous(q, k, m), f32(k, n))
 	}
@@ -144,7 +146,7 @@ func TestSwarLowering(t *testing.T) {
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 1), l), "%s below the threshold", q)
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), l), "%s, two columns", q)
 	}
-	for _, ex := range matVecQ4Examples() {
+	for _, ex := range append(matVecQ4Examples(), swarQ6KExample()) {
 		require.Equal(t, swar, kernels(ex, l), "the compile test's example %s", ex.Src[0].Type)
 	}
 	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q5_0, 4096, 4096, 1), l))
@@ -288,4 +290,47 @@ func TestSwarDotQ6Exact(t *testing.T) {
 		}
 		check("random", u, x)
 	}
+}
+
+// TestQ6KLowering checks which products take the Q6_K mat-vec (mul_mat_vec_q6k.go) and its
+// shapes: every Q6_K product of one column in 16-byte vectors, whatever its size, unless
+// turned off or its blocks start on odd bytes.
+func TestQ6KLowering(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
+	mm := func(m, k, n int64) *tensor.Tensor {
+		return node(tensor.OpMulMat, f32(m, n), nil, contiguous(tensor.Q6_K, k, m), f32(k, n))
+	}
+	lower := func(n *tensor.Tensor, l *Limits) Dispatch {
+		ds, err := Lower(n, l)
+		require.NoError(t, err)
+		require.Len(t, ds, 1)
+		return ds[0]
+	}
+	for _, c := range []struct {
+		m, k     int64
+		rows, wg int
+	}{{3, 256, 1, 64}, {4096, 4096, 1, 64}, {4096, 14336, 1, 128}, {14336, 4096, 1, 64}, {128256, 2048, 4, 64}, {128256, 4096, 4, 64}} {
+		d := lower(mm(c.m, c.k, 1), l)
+		require.Equal(t, "mul_mat_vec_q6k", d.Spec.Kernel, "%d x %d", c.m, c.k)
+		require.Equal(t, fmt.Sprint(c.rows), d.Spec.Defines["ROWS"], "%d x %d", c.m, c.k)
+		require.Equal(t, c.wg, d.Spec.Workgroup, "%d x %d", c.m, c.k)
+		require.Equal(t, uint32((c.m+int64(c.rows)-1)/int64(c.rows)), d.Grid[0]*max(d.Grid[1], 1)*max(d.Grid[2], 1), "%d x %d: a workgroup per %d rows", c.m, c.k, c.rows)
+	}
+	for _, ex := range matVecQ6KExamples() {
+		require.Equal(t, "mul_mat_vec_q6k", lower(ex, l).Spec.Kernel, "the compile test's example")
+	}
+	tuned := *l
+	tuned.Q6KRows, tuned.Q6KWG = 2, 256
+	d := lower(mm(4096, 4096, 1), &tuned)
+	require.Equal(t, "2", d.Spec.Defines["ROWS"])
+	require.Equal(t, 256, d.Spec.Workgroup)
+	require.Equal(t, "mul_mat_vec8", lower(mm(4096, 4096, 2), l).Spec.Kernel, "two columns")
+	off := *l
+	off.Q6KOff = true
+	require.Equal(t, "mul_mat_vec8", lower(mm(4096, 4096, 1), &off).Spec.Kernel, "turned off")
+	odd := mm(64, 256, 1)
+	odd.Src[0].Loc.Addr = 1
+	require.NotEqual(t, "mul_mat_vec_q6k", lower(odd, l).Spec.Kernel, "blocks on odd bytes")
+	strided := node(tensor.OpMulMat, f32(64, 1), nil, contiguous(tensor.Q6_K, 256, 64), padded(256, 1, 1))
+	require.NotEqual(t, "mul_mat_vec_q6k", lower(strided, l).Spec.Kernel, "a column not in 16-byte vectors")
 }

@@ -56,6 +56,11 @@ type Limits struct {
 	SwarOff          bool
 	SwarRows, SwarWG int
 	SwarMin          int
+	// Q6KOff turns off the Q6_K mat-vec (mul_mat_vec_q6k.go), and Q6KRows and Q6KWG
+	// override its rows per workgroup and workgroup size (0: the defaults), for
+	// comparisons and tuning (temporary).
+	Q6KOff         bool
+	Q6KRows, Q6KWG int
 }
 
 // family is what each op file registers for an op.

@@ -1,0 +1,51 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// q6kCases are the Q6_K products of one column of mulMatSwarQ6Cases: rows of 1, 8, 16 and
+// 49 blocks (rows at either alignment, and loop turns that the row ends part way),
+// broadcast batches, activations over six orders of magnitude with a zero block, weights
+// and activations at their extremes, and 8192 rows.
+func q6kCases() []*Case {
+	var cs []*Case
+	for _, c := range mulMatSwarQ6Cases() {
+		if c.Op == "MUL_MAT" {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// TestQ6KPlans checks that every case of q6kCases takes the Q6_K mat-vec, one dispatch.
+func TestQ6KPlans(t *testing.T) {
+	env := openTestEnv(t)
+	cs := q6kCases()
+	require.GreaterOrEqual(t, len(cs), 7)
+	for _, c := range cs {
+		keys, err := env.Kernels(c)
+		require.NoError(t, err, c.Name)
+		require.Len(t, keys, 1, "%s: %v", c.Name, keys)
+		require.True(t, strings.HasPrefix(keys[0], "mul_mat_vec_q6k;"), "%s: %v", c.Name, keys)
+	}
+}
+
+// TestConformanceQ6K runs q6kCases against the CPU backend with the Q6_K mat-vec's
+// default shapes and, in child processes, with 4 rows of 128 invocations and 2 rows of
+// 256 (GGML_WGPU_Q6K_ROWS, GGML_WGPU_Q6K_WG: more blocks a loop turn than short rows
+// hold, rows that do not fill a workgroup's).
+func TestConformanceQ6K(t *testing.T) {
+	for _, shape := range [][2]string{{"", ""}, {"4", "128"}, {"2", "256"}} {
+		t.Run("rows="+shape[0]+",wg="+shape[1], func(t *testing.T) {
+			t.Setenv("GGML_WGPU_Q6K_ROWS", shape[0])
+			t.Setenv("GGML_WGPU_Q6K_WG", shape[1])
+			isolated(t, func(t *testing.T) {
+				runSuite(t, openTestEnv(t), q6kCases())
+			})
+		})
+	}
+}

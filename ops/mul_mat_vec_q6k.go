@@ -1,0 +1,78 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
+
+// The Q6_K mat-vec (mul_mat_vec_q6k.wgsl): a MUL_MAT of Q6_K weights by one F32 column,
+// sixteen invocations a block, each reading the five words of weights and two of scales
+// of its 16 elements once, every field at a place within its words the compiler knows
+// (the workgroup's SIMD groups take blocks of one alignment). The eight-element routine
+// read six fields, each as two words at a run-time alignment, for every 8 weights; the
+// integer mat-vec's Q6K form read its fields the same way. Q6_K is what a Q4_K_M model
+// stores its output matrix and half its attn_v and ffn_down matrices in.
+//
+// Measured on an NVIDIA H200 (µs; weights beyond the L2 cache where marked cold; the
+// eight-element kernel, or the integer one for the output heads, -> this one; ggml-vulkan
+// in brackets): 14336 x 4096 cold 57.0 -> 46.9 (19.9), 4096 x 14336 cold 59.4 -> 44.0
+// (20.2), 4096 x 4096 cold 21.5 -> 17.5 (12.1), 2048 x 8192 cold 20.4 -> 16.8 (13.0),
+// 1024 x 4096 cold 8.79 -> 7.35 (11.4), 512 x 2048 cold 5.92 -> 4.90 (10.6), 128256 x
+// 2048 186 -> 174 (89.8), 128256 x 4096 355 -> 332 (175). An 8B-class Q4_K_M model
+// (mkmodel --type q4_k_m: every ffn_down and attn_v and the output in Q6_K): GPU time per
+// decode graph 7102 -> 6205 µs, tg64 150 -> 165 t/s; the 1B-class one 1622 -> 1568 µs.
+// Rows per workgroup x workgroup size (1, 2, 4 x 64, 128, 256) moved the cold products
+// by less than 10% but for 256 invocations (slower everywhere) and 4 rows of the smaller
+// products; 4 rows helped the output heads (187 -> 182 µs), 128 invocations the rows of
+// 8192 elements and more (4096 x 14336 47.6 -> 44.2). Two blocks a loop turn (the
+// kernel's UN) against one: output heads 183 -> 174 and 347 -> 332 µs, the rest even;
+// four: no better.
+
+// q6kShape returns the Q6_K mat-vec's rows per workgroup and workgroup size (a multiple
+// of 64: see the kernel) for m rows (over every batch) of k elements, with Limits'
+// overrides.
+func q6kShape(m, k uint32, l *Limits) (rows, wg int) {
+	rows, wg = 1, 64
+	if m >= 65536 {
+		rows = 4
+	}
+	if k >= 8192 {
+		wg = 128
+	}
+	if l.Q6KRows > 0 && l.Q6KRows <= 16 {
+		rows = l.Q6KRows
+	}
+	if w := l.Q6KWG; w >= 64 && w <= 256 && w%64 == 0 {
+		wg = w
+	}
+	return rows, wg
+}
+
+// lowerMatVecQ6K returns the Q6_K mat-vec dispatch of the MUL_MAT t (parameters p), or
+// false where it does not apply: weights other than Q6_K, more than one column, a column
+// not in 16-byte vectors, weights whose blocks do not start on even bytes, or
+// Limits.Q6KOff.
+func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bool) {
+	a, b := t.Src[0], t.Src[1]
+	if l.Q6KOff || a.Type != tensor.Q6_K || p.N != 1 || !vectorRows(b) || !quantRows(a) ||
+		a.Loc.Addr%2 != 0 || a.Nb[1]%2 != 0 || a.Nb[2]%2 != 0 || a.Nb[3]%2 != 0 {
+		return nil, false
+	}
+	rows, wg := q6kShape(p.M*p.Batches, p.K, l)
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "RED": fmt.Sprint(rows * wg)}
+	s := spec("mul_mat_vec_q6k", wg, p, defs, vec(in("src0", a)), vec(in("src1", b)), out("dst", t))
+	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
+	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: grid1D(blocks, l)}}, true
+}
+
+// matVecQ6KExamples are MUL_MAT nodes that take the Q6_K mat-vec under the default limits,
+// in each of its shapes (1 and 4 rows, 64 and 128 invocations), for the kernel compile
+// test.
+func matVecQ6KExamples() []*tensor.Tensor {
+	return []*tensor.Tensor{
+		node(tensor.OpMulMat, f32(512, 1), nil, contiguous(tensor.Q6_K, 2048, 512), f32(2048, 1)),
+		node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(tensor.Q6_K, 1024, 65536), f32(1024, 1)),
+		node(tensor.OpMulMat, f32(64, 1), nil, contiguous(tensor.Q6_K, 8192, 64), f32(8192, 1)),
+	}
+}

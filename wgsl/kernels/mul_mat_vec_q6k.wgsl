@@ -1,0 +1,96 @@
+// Matrix-vector product of Q6_K weights by one src1 column (decode):
+// dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
+// Sixteen invocations take a block (256 elements), each 16 of them: with h = t / 8 and
+// v = t % 8 (t the invocation's place among the sixteen), elements 128 h + 32 r + 4 v ..
+// + 3 of the four runs r, whose low four bits are the nibbles of ql words 16 h + v (runs
+// 0 and 2) and 16 h + 8 + v (runs 1 and 3), whose high two bits are bits 2 r, 2 r + 1 of
+// each byte of qh word 8 h + v, under scales 8 h + 2 r + v / 4 (wgsl/q6k.go): five words
+// of weights and two of scales read once for 16 products, where the eight-element routine
+// reads its scale and d for every eight. A Q6_K block is 210 bytes, so blocks alternate
+// between two alignments: a workgroup takes G = WG / 16 blocks of its rows at a time,
+// blocks k0 + (j % 2) G / 2 + j / 2 for j = 0 .. G - 1, so that the two sixteens of a
+// 32-wide SIMD group read blocks of one alignment (G a multiple of 4), and branches on it
+// once per block: each branch reads every field at a place within its words that the
+// compiler knows (one load, or two neighbouring ones shifted by 16 bits).
+// A workgroup computes ROWS consecutive rows, its invocations' partial sums added up in
+// shared memory; a loop turn takes UN blocks of a row per sixteen.
+const ROWS = {{ROWS}}u;
+const G = {{WG}}u / 16u; // blocks of a row at a time
+const UN = 2u; // G blocks UN times a loop turn
+var<workgroup> red: array<f32, {{RED}}>; // ROWS * WG
+
+// Four consecutive src1 elements from element i (a multiple of 4).
+fn x4(i: u32) -> vec4<f32> {
+  return src1[(p.src1_off + i) >> 2u];
+}
+
+// The products of invocation t's 16 elements of the block at word uw, byte b (0 or 2, a
+// literal) of src0, with their activations x (run r in x[r]).
+fn block16(uw: u32, b: u32, t: u32, x: ptr<function, array<vec4<f32>, 4>>) -> f32 {
+  let h = t >> 3u;
+  let v = t & 7u;
+  let qa = src0_q6qlu(uw, b, 16u * h + v); // runs 0 (low nibbles) and 2 (high)
+  let qb = src0_q6qlu(uw, b, 16u * h + 8u + v); // runs 1 and 3
+  let qh = src0_q6qhu(uw, b, 8u * h + v);
+  let s0 = i8x4(src0_q6scalesu(uw, b, 8u * h)); // scales 8 h .. 8 h + 3
+  let s1 = i8x4(src0_q6scalesu(uw, b, 8u * h + 4u));
+  let e = v >> 2u; // l / 16
+  let q0 = uf4(ux4(qa, 0u, 15u) | (ux4(qh, 0u, 3u) << vec4<u32>(4u)), 32.0);
+  let q1 = uf4(ux4(qb, 0u, 15u) | (ux4(qh, 2u, 3u) << vec4<u32>(4u)), 32.0);
+  let q2 = uf4(ux4(qa, 4u, 15u) | (ux4(qh, 4u, 3u) << vec4<u32>(4u)), 32.0);
+  let q3 = uf4(ux4(qb, 4u, 15u) | (ux4(qh, 6u, 3u) << vec4<u32>(4u)), 32.0);
+  let sc = select(vec4<f32>(s0.x, s0.z, s1.x, s1.z), vec4<f32>(s0.y, s0.w, s1.y, s1.w), e == 1u);
+  let y = vec4<f32>(dot(q0, (*x)[0]), dot(q1, (*x)[1]), dot(q2, (*x)[2]), dot(q3, (*x)[3]));
+  return src0_q6du(uw, b) * dot(sc, y);
+}
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let g = group_id(wid, nwg);
+  let blocks = (p.M + ROWS - 1u) / ROWS;
+  if (g >= blocks * p.Batches) { return; } // the whole workgroup: uniform
+  let i0 = (g % blocks) * ROWS;
+  let bt = g / blocks;
+  let b2 = bt % p.Ne2;
+  let b3 = bt / p.Ne2;
+  let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
+  let col = b2 * p.B.z + b3 * p.B.w;
+  let t = lid & 15u;
+  let j = lid >> 4u;
+  let off = (j & 1u) * (G / 2u) + (j >> 1u); // the block this sixteen takes of G
+  let nb = p.K / 256u;
+  var acc: array<f32, {{ROWS}}>;
+  for (var r = 0u; r < ROWS; r = r + 1u) { acc[r] = 0.0; }
+  for (var k0 = 0u; k0 < nb; k0 = k0 + UN * G) {
+#for U 2
+    {
+      let k = k0 + {{U}}u * G + off;
+      if (k < nb) {
+        let e = col + 256u * k + 128u * (t >> 3u) + 4u * (t & 7u);
+        var x: array<vec4<f32>, 4>;
+        for (var r = 0u; r < 4u; r = r + 1u) { x[r] = x4(e + 32u * r); }
+        for (var r = 0u; r < ROWS; r = r + 1u) {
+          let blk = src0_q6block(a + min(i0 + r, p.M - 1u) * p.A.y) + 210u * k; // its byte
+          if ((blk & 2u) == 0u) {
+            acc[r] = acc[r] + block16(blk >> 2u, 0u, t, &x);
+          } else {
+            acc[r] = acc[r] + block16(blk >> 2u, 2u, t, &x);
+          }
+        }
+      }
+    }
+#endfor
+  }
+  for (var r = 0u; r < ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = acc[r]; }
+  workgroupBarrier();
+  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
+    if (lid < s) {
+      for (var r = 0u; r < ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = red[r * {{WG}}u + lid] + red[r * {{WG}}u + lid + s]; }
+    }
+    workgroupBarrier();
+  }
+  if (lid < ROWS && i0 + lid < p.M) {
+    dst_set(offset4(vec4<u32>(i0 + lid, 0u, b2, b3), p.D), red[lid * {{WG}}u]);
+  }
+}
