@@ -27,7 +27,10 @@ import (
 // products; 4 rows helped the output heads (187 -> 182 µs), 128 invocations the rows of
 // 8192 elements and more (4096 x 14336 47.6 -> 44.2). Two blocks a loop turn (the
 // kernel's UN) against one: output heads 183 -> 174 and 347 -> 332 µs, the rest even;
-// four: no better.
+// four: no better. Taking 2 to 8 columns too (the block's weights dequantized once for
+// all of them) lost to the vectorised kernel (14336 x 4096 cold, n = 2, 4, 8: 60.6, 86.5,
+// 141 against 60.6, 79.1, 112 µs) and cost the one-column form (heads 174 -> 190 µs), so
+// it takes one column only.
 
 // q6kShape returns the Q6_K mat-vec's rows per workgroup and workgroup size (a multiple
 // of 64: see the kernel) for m rows (over every batch) of k elements, with Limits'
