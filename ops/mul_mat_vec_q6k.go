@@ -27,7 +27,14 @@ import (
 // products; 4 rows helped the output heads (187 -> 182 µs), 128 invocations the rows of
 // 8192 elements and more (4096 x 14336 47.6 -> 44.2). Two blocks a loop turn (the
 // kernel's UN) against one: output heads 183 -> 174 and 347 -> 332 µs, the rest even;
-// four: no better. Taking 2 to 8 columns too (the block's weights dequantized once for
+// four: no better. Putting each run's bits together four weights to a word before
+// turning bytes into floats (where they were extracted element by element) took 14336 x
+// 4096 from 47.2 to 45.9 µs, 4096 x 14336 from 44.6 to 42.9, the 4096-wide head from 332 to
+// 326 (unpack4x8unorm for the bytes: 46.3, 43.7, 336). The kernel is bound by its
+// arithmetic and the loads' latency in turn: without its activation loads 14336 x 4096
+// took 43.8 µs, without its weight loads 34.6, without either 31.8 (47.9 whole); reading
+// both words of every field and selecting by the alignment, without the branch, so that
+// a loop turn's loads could all go first, measured no better (46.5, 46.1, 329). Taking 2 to 8 columns too (the block's weights dequantized once for
 // all of them) lost to the vectorised kernel (14336 x 4096 cold, n = 2, 4, 8: 60.6, 86.5,
 // 141 against 60.6, 79.1, 112 µs) and cost the one-column form (heads 174 -> 190 µs), so
 // it takes one column only.

@@ -24,24 +24,31 @@ fn x4(i: u32) -> vec4<f32> {
   return src1[(p.src1_off + i) >> 2u];
 }
 
+// Four bytes of w as floats, exactly, through the 2^23 mantissa.
+fn bytes4f(w: u32) -> vec4<f32> { return uf4(ux4(w, 0u, 255u), 0.0); }
+
 // The products of invocation t's 16 elements of the block at word uw, byte b (0 or 2, a
-// literal) of src0, with their activations x (run r in x[r]).
-fn block16(uw: u32, b: u32, t: u32, x: ptr<function, array<vec4<f32>, 4>>) -> f32 {
+// literal) of src0, with their activations x (run r in x[r]) whose sums are xs. The bits
+// are put together four weights to a word (each run's nibbles with its two high bits in
+// bits 4 and 5 of every byte) before the bytes are turned into floats, and a weight q - 32
+// contributes q x, less 32 x in the run's sum.
+fn block16(uw: u32, b: u32, t: u32, x: ptr<function, array<vec4<f32>, 4>>, xs: vec4<f32>) -> f32 {
   let h = t >> 3u;
   let v = t & 7u;
   let qa = src0_q6qlu(uw, b, 16u * h + v); // runs 0 (low nibbles) and 2 (high)
   let qb = src0_q6qlu(uw, b, 16u * h + 8u + v); // runs 1 and 3
   let qh = src0_q6qhu(uw, b, 8u * h + v);
-  let s0 = i8x4(src0_q6scalesu(uw, b, 8u * h)); // scales 8 h .. 8 h + 3
-  let s1 = i8x4(src0_q6scalesu(uw, b, 8u * h + 4u));
-  let e = v >> 2u; // l / 16
-  let q0 = uf4(ux4(qa, 0u, 15u) | (ux4(qh, 0u, 3u) << vec4<u32>(4u)), 32.0);
-  let q1 = uf4(ux4(qb, 0u, 15u) | (ux4(qh, 2u, 3u) << vec4<u32>(4u)), 32.0);
-  let q2 = uf4(ux4(qa, 4u, 15u) | (ux4(qh, 4u, 3u) << vec4<u32>(4u)), 32.0);
-  let q3 = uf4(ux4(qb, 4u, 15u) | (ux4(qh, 6u, 3u) << vec4<u32>(4u)), 32.0);
-  let sc = select(vec4<f32>(s0.x, s0.z, s1.x, s1.z), vec4<f32>(s0.y, s0.w, s1.y, s1.w), e == 1u);
-  let y = vec4<f32>(dot(q0, (*x)[0]), dot(q1, (*x)[1]), dot(q2, (*x)[2]), dot(q3, (*x)[3]));
-  return src0_q6du(uw, b) * dot(sc, y);
+  let lo = 0x0f0f0f0fu;
+  let hi = 0x30303030u;
+  let u = vec4<f32>(dot(bytes4f((qa & lo) | ((qh << 4u) & hi)), (*x)[0]),
+                    dot(bytes4f((qb & lo) | ((qh << 2u) & hi)), (*x)[1]),
+                    dot(bytes4f(((qa >> 4u) & lo) | (qh & hi)), (*x)[2]),
+                    dot(bytes4f(((qb >> 4u) & lo) | ((qh >> 2u) & hi)), (*x)[3]));
+  // the runs' scales 8 h + 2 r + v / 4, signed bytes: bytes 0 and 2 of the scale words
+  // from 8 h and 8 h + 4, shifted by v / 4 bytes
+  let e = 8u * (v >> 2u);
+  let sc = vec4<f32>(i8x4(src0_q6scalesu(uw, b, 8u * h) >> e).xz, i8x4(src0_q6scalesu(uw, b, 8u * h + 4u) >> e).xz);
+  return src0_q6du(uw, b) * dot(sc, u - 32.0 * xs);
 }
 
 @compute @workgroup_size({{WG}})
@@ -70,12 +77,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let e = col + 256u * k + 128u * (t >> 3u) + 4u * (t & 7u);
         var x: array<vec4<f32>, 4>;
         for (var r = 0u; r < 4u; r = r + 1u) { x[r] = x4(e + 32u * r); }
+      let xs = vec4<f32>(dot(x[0], vec4<f32>(1.0)), dot(x[1], vec4<f32>(1.0)), dot(x[2], vec4<f32>(1.0)), dot(x[3], vec4<f32>(1.0)));
         for (var r = 0u; r < ROWS; r = r + 1u) {
           let blk = src0_q6block(a + min(i0 + r, p.M - 1u) * p.A.y) + 210u * k; // its byte
           if ((blk & 2u) == 0u) {
-            acc[r] = acc[r] + block16(blk >> 2u, 0u, t, &x);
+            acc[r] = acc[r] + block16(blk >> 2u, 0u, t, &x, xs);
           } else {
-            acc[r] = acc[r] + block16(blk >> 2u, 2u, t, &x);
+            acc[r] = acc[r] + block16(blk >> 2u, 2u, t, &x, xs);
           }
         }
       }
