@@ -14,30 +14,32 @@ import (
 // integer mat-vec's Q6K form read its fields the same way. Q6_K is what a Q4_K_M model
 // stores its output matrix and half its attn_v and ffn_down matrices in.
 //
-// Measured on an NVIDIA H200 (µs; weights beyond the L2 cache where marked cold; the
-// eight-element kernel, or the integer one for the output heads, -> this one; ggml-vulkan
-// in brackets): 14336 x 4096 cold 57.0 -> 46.9 (19.9), 4096 x 14336 cold 59.4 -> 44.0
-// (20.2), 4096 x 4096 cold 21.5 -> 17.5 (12.1), 2048 x 8192 cold 20.4 -> 16.8 (13.0),
-// 1024 x 4096 cold 8.79 -> 7.35 (11.4), 512 x 2048 cold 5.92 -> 4.90 (10.6), 128256 x
-// 2048 186 -> 174 (89.8), 128256 x 4096 355 -> 332 (175). An 8B-class Q4_K_M model
-// (mkmodel --type q4_k_m: every ffn_down and attn_v and the output in Q6_K): GPU time per
-// decode graph 7102 -> 6205 µs, tg64 150 -> 165 t/s; the 1B-class one 1622 -> 1568 µs.
-// Rows per workgroup x workgroup size (1, 2, 4 x 64, 128, 256) moved the cold products
-// by less than 10% but for 256 invocations (slower everywhere) and 4 rows of the smaller
-// products; 4 rows helped the output heads (187 -> 182 µs), 128 invocations the rows of
-// 8192 elements and more (4096 x 14336 47.6 -> 44.2). Two blocks a loop turn (the
-// kernel's UN) against one: output heads 183 -> 174 and 347 -> 332 µs, the rest even;
-// four: no better. Putting each run's bits together four weights to a word before
-// turning bytes into floats (where they were extracted element by element) took 14336 x
-// 4096 from 47.2 to 45.9 µs, 4096 x 14336 from 44.6 to 42.9, the 4096-wide head from 332 to
-// 326 (unpack4x8unorm for the bytes: 46.3, 43.7, 336). The kernel is bound by its
-// arithmetic and the loads' latency in turn: without its activation loads 14336 x 4096
-// took 43.8 µs, without its weight loads 34.6, without either 31.8 (47.9 whole); reading
-// both words of every field and selecting by the alignment, without the branch, so that
-// a loop turn's loads could all go first, measured no better (46.5, 46.1, 329). Taking 2 to 8 columns too (the block's weights dequantized once for
-// all of them) lost to the vectorised kernel (14336 x 4096 cold, n = 2, 4, 8: 60.6, 86.5,
-// 141 against 60.6, 79.1, 112 µs) and cost the one-column form (heads 174 -> 190 µs), so
-// it takes one column only.
+// Measured on an NVIDIA H200 (µs; weights beyond the L2 cache where marked cold; one
+// machine start, GGML_WGPU_Q6K=0 -> default: the eight-element kernel, or the integer one
+// for the output heads, -> this one; ggml-vulkan in brackets): 14336 x 4096 cold 57.2 ->
+// 45.7 (20.2), 4096 x 14336 cold 59.7 -> 43.0 (20.5), 4096 x 4096 cold 22.1 -> 17.3
+// (15.4), 2048 x 8192 cold 20.2 -> 19.9 (12.6), 1024 x 4096 cold 8.87 -> 7.86 (12.6), 512
+// x 2048 cold 5.86 -> 5.51 (12.1), 128256 x 2048 186 -> 175 (91.2), 128256 x 4096 355 ->
+// 329 (178). An 8B-class Q4_K_M model (mkmodel --type q4_k_m: every ffn_down and attn_v
+// and the output in Q6_K): GPU time per decode graph 7,001, 7,024 -> 6,293, 6,622 µs,
+// tg64 149, 151 -> 165, 165 t/s; the 1B-class one 1,622 -> 1,557 µs, 511 -> 531 t/s.
+// Rows per workgroup x workgroup size (1, 2, 4 x 64, 128, 256; another start) moved the
+// cold products by less than 10% but for 256 invocations (slower everywhere) and 4 rows
+// of the smaller products; 4 rows helped the output heads (187 -> 182 µs), 128
+// invocations the rows of 8192 elements and more (4096 x 14336 47.6 -> 44.2). Two blocks
+// a loop turn (the kernel's UN) against one: output heads 183 -> 174 and 347 -> 332 µs,
+// the rest even; four: no better. Putting each run's bits together four weights to a word
+// before turning bytes into floats (where they were extracted element by element) took
+// 14336 x 4096 from 47.2 to 45.9 µs, 4096 x 14336 from 44.6 to 42.9, the 4096-wide head
+// from 332 to 326 (unpack4x8unorm for the bytes: 46.3, 43.7, 336). The kernel is bound by
+// its arithmetic and the loads' latency in turn: without its activation loads 14336 x
+// 4096 took 43.8 µs, without its weight loads 34.6, without either 31.8 (47.9 whole);
+// reading both words of every field and selecting by the alignment, without the branch,
+// so that a loop turn's loads could all go first, measured no better (46.5, 46.1, 329).
+// Taking 2 to 8 columns too (the block's weights dequantized once for all of them) lost
+// to the vectorised kernel (14336 x 4096 cold, n = 2, 4, 8: 60.6, 86.5, 141 against 60.6,
+// 79.1, 112 µs) and cost the one-column form (heads 174 -> 190 µs), so it takes one
+// column only.
 
 // q6kShape returns the Q6_K mat-vec's rows per workgroup and workgroup size (a multiple
 // of 64: see the kernel) for m rows (over every batch) of k elements, with Limits'
