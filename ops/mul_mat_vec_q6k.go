@@ -72,7 +72,7 @@ func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bo
 		return nil, false
 	}
 	rows, wg := q6kShape(p.M*p.Batches, p.K, l)
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "RED": fmt.Sprint(rows * wg)}
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "ACC": fmt.Sprint(rows), "RED": fmt.Sprint(rows * wg)}
 	s := spec("mul_mat_vec_q6k", wg, p, defs, vec(in("src0", a)), vec(in("src1", b)), out("dst", t))
 	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
 	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: grid1D(blocks, l)}}, true

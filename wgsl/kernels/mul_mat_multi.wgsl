@@ -12,7 +12,7 @@
 const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u;
 const OUTS = {{ROWS}}u * {{NCOLS}}u; // results per workgroup
-var<workgroup> red: array<f32, {{RED}}>; // OUTS * WG
+#include mul_mat_vec_sum
 
 // Elements c..c+7 of the NCOLS columns of src1 from base v.
 fn src1_cols8(x: ptr<function, array<mat2x4<f32>, {{NCOLS}}>>, v: u32, c: u32) {
@@ -118,14 +118,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #for P {{PRODUCTS}}
   if (prod == {{P}}u) { product{{P}}(&acc, i0, v, lid); }
 #endfor
-  for (var o = 0u; o < OUTS; o = o + 1u) { red[o * {{WG}}u + lid] = acc[o]; }
-  workgroupBarrier();
-  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) {
-      for (var o = 0u; o < OUTS; o = o + 1u) { red[o * {{WG}}u + lid] = red[o * {{WG}}u + lid] + red[o * {{WG}}u + lid + s]; }
-    }
-    workgroupBarrier();
-  }
+  sum_partials(lid, &acc);
   if (lid < OUTS) {
     let i = i0 + lid / NCOLS;
     let j = lid % NCOLS;

@@ -19,7 +19,7 @@
 const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u;
 const OUTS = {{ROWS}}u * {{NCOLS}}u; // results per workgroup
-var<workgroup> red: array<f32, {{RED}}>; // ACC * WG
+#include mul_mat_vec_sum
 const ACC = {{ACC}}u; // OUTS, twice that with SRC0B
 #if UNITS
 const E = src0_BLOCK_EIGHTHS;
@@ -157,14 +157,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     step8(&acc, a, i0, v, k);
   }
 #endif
-  for (var o = 0u; o < ACC; o = o + 1u) { red[o * {{WG}}u + lid] = acc[o]; }
-  workgroupBarrier();
-  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) {
-      for (var o = 0u; o < ACC; o = o + 1u) { red[o * {{WG}}u + lid] = red[o * {{WG}}u + lid] + red[o * {{WG}}u + lid + s]; }
-    }
-    workgroupBarrier();
-  }
+  sum_partials(lid, &acc);
   if (lid < OUTS) {
     let i = i0 + lid / NCOLS;
     let j = lid % NCOLS;

@@ -49,7 +49,7 @@ const MATS = 2u;
 const MATS = 1u;
 #endif
 
-var<workgroup> red: array<f32, {{RED}}>; // MATS * ROWS * WG
+#include mul_mat_vec_sum
 
 // The two-element dot products of up to 8 wrapped SWAR products summed in acc: the upper
 // half of acc less the borrow of the sign-extended lower half.
@@ -268,14 +268,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endfor
 #endif
   }
-  for (var r = 0u; r < MATS * ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = acc[r]; }
-  workgroupBarrier();
-  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) {
-      for (var r = 0u; r < MATS * ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = red[r * {{WG}}u + lid] + red[r * {{WG}}u + lid + s]; }
-    }
-    workgroupBarrier();
-  }
+  sum_partials(lid, &acc);
   if (lid < ROWS && i0 + lid < p.M) {
     var y = red[lid * {{WG}}u];
 #if GLU

@@ -17,7 +17,7 @@
 const ROWS = {{ROWS}}u;
 const G = {{WG}}u / 16u; // blocks of a row at a time
 const UN = 2u; // G blocks UN times a loop turn
-var<workgroup> red: array<f32, {{RED}}>; // ROWS * WG
+#include mul_mat_vec_sum
 
 // Four consecutive src1 elements from element i (a multiple of 4).
 fn x4(i: u32) -> vec4<f32> {
@@ -67,7 +67,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let j = lid >> 4u;
   let off = (j & 1u) * (G / 2u) + (j >> 1u); // the block this sixteen takes of G
   let nb = p.K / 256u;
-  var acc: array<f32, {{ROWS}}>;
+  var acc: array<f32, {{ACC}}>;
   for (var r = 0u; r < ROWS; r = r + 1u) { acc[r] = 0.0; }
   for (var k0 = 0u; k0 < nb; k0 = k0 + UN * G) {
 #for U 2
@@ -90,14 +90,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 #endfor
   }
-  for (var r = 0u; r < ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = acc[r]; }
-  workgroupBarrier();
-  for (var s = {{WG}}u / 2u; s > 0u; s = s / 2u) {
-    if (lid < s) {
-      for (var r = 0u; r < ROWS; r = r + 1u) { red[r * {{WG}}u + lid] = red[r * {{WG}}u + lid] + red[r * {{WG}}u + lid + s]; }
-    }
-    workgroupBarrier();
-  }
+  sum_partials(lid, &acc);
   if (lid < ROWS && i0 + lid < p.M) {
     dst_set(offset4(vec4<u32>(i0 + lid, 0u, b2, b3), p.D), red[lid * {{WG}}u]);
   }
