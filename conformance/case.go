@@ -129,6 +129,7 @@ type Builder struct {
 	Ctx ggml.Context
 
 	inits     map[ggml.Tensor]InitFunc
+	patches   map[ggml.Tensor]func(raw []byte)
 	checks    []ggml.Tensor
 	roots     []ggml.Tensor
 	sentinels []ggml.Tensor
@@ -140,7 +141,7 @@ type Builder struct {
 const sentinelSize = 256
 
 func newBuilder(l *ggml.Lib, ctx ggml.Context) *Builder {
-	return &Builder{L: l, Ctx: ctx, inits: map[ggml.Tensor]InitFunc{}}
+	return &Builder{L: l, Ctx: ctx, inits: map[ggml.Tensor]InitFunc{}, patches: map[ggml.Tensor]func([]byte){}}
 }
 
 func (b *Builder) addSentinel() {
@@ -171,6 +172,11 @@ func (b *Builder) Index(name string, max int64, ne ...int64) ggml.Tensor {
 
 // Init sets the initializer of the leaf tensor x.
 func (b *Builder) Init(x ggml.Tensor, f InitFunc) { b.inits[x] = f }
+
+// Patch sets a function that changes the leaf tensor x's bytes after its initializer's
+// values are encoded (quantized blocks included) and before they are written to the
+// backend: bytes no encoder writes, such as a block's scale set to NaN.
+func (b *Builder) Patch(x ggml.Tensor, f func(raw []byte)) { b.patches[x] = f }
 
 // Check adds x to the tensors compared between the backends, after the output (e.g. the
 // whole destination of a copy into a view, to see that nothing outside the view changed).

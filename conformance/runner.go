@@ -219,6 +219,9 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 		if err != nil {
 			return nil, "", fmt.Errorf("initializing %s: %w", t.Name(), err)
 		}
+		if patch := b.patches[t]; patch != nil {
+			patch(raw)
+		}
 		l.TensorSet(t, raw, 0)
 		if isSentinel[t] {
 			sentinelData[t] = raw
