@@ -31,7 +31,10 @@ import (
 // the rest even; four: no better. Putting each run's bits together four weights to a word
 // before turning bytes into floats (where they were extracted element by element) took
 // 14336 x 4096 from 47.2 to 45.9 µs, 4096 x 14336 from 44.6 to 42.9, the 4096-wide head
-// from 332 to 326 (unpack4x8unorm for the bytes: 46.3, 43.7, 336). The kernel is bound by
+// from 332 to 326 (unpack4x8unorm for the bytes: 46.3, 43.7, 336); turning them into
+// floats two at a time through unpack2x16float (bytes1024 in common.wgsl) then took 14336
+// x 4096 from 46.0, 45.8 to 44.1, 44.0 µs and 4096 x 14336 from 42.8, 43.2 to 41.7, 41.3
+// (another start; the head 328, 329 -> 326, 326). The kernel is bound by
 // its arithmetic and the loads' latency in turn: without its activation loads 14336 x
 // 4096 took 43.8 µs, without its weight loads 34.6, without either 31.8 (47.9 whole);
 // reading both words of every field and selecting by the alignment, without the branch,

@@ -24,14 +24,11 @@ fn x4(i: u32) -> vec4<f32> {
   return src1[(p.src1_off + i) >> 2u];
 }
 
-// Four bytes of w as floats, exactly, through the 2^23 mantissa.
-fn bytes4f(w: u32) -> vec4<f32> { return uf4(ux4(w, 0u, 255u), 0.0); }
-
 // The products of invocation t's 16 elements of the block at word uw, byte b (0 or 2, a
 // literal) of src0, with their activations x (run r in x[r]) whose sums are xs. The bits
 // are put together four weights to a word (each run's nibbles with its two high bits in
-// bits 4 and 5 of every byte) before the bytes are turned into floats, and a weight q - 32
-// contributes q x, less 32 x in the run's sum.
+// bits 4 and 5 of every byte) before the bytes are turned into floats plus 1024
+// (bytes1024), and a weight q - 32 contributes (q + 1024) x, less 1056 x in the run's sum.
 fn block16(uw: u32, b: u32, t: u32, x: ptr<function, array<vec4<f32>, 4>>, xs: vec4<f32>) -> f32 {
   let h = t >> 3u;
   let v = t & 7u;
@@ -40,15 +37,15 @@ fn block16(uw: u32, b: u32, t: u32, x: ptr<function, array<vec4<f32>, 4>>, xs: v
   let qh = src0_q6qhu(uw, b, 8u * h + v);
   let lo = 0x0f0f0f0fu;
   let hi = 0x30303030u;
-  let u = vec4<f32>(dot(bytes4f((qa & lo) | ((qh << 4u) & hi)), (*x)[0]),
-                    dot(bytes4f((qb & lo) | ((qh << 2u) & hi)), (*x)[1]),
-                    dot(bytes4f(((qa >> 4u) & lo) | (qh & hi)), (*x)[2]),
-                    dot(bytes4f(((qb >> 4u) & lo) | ((qh >> 2u) & hi)), (*x)[3]));
+  let u = vec4<f32>(dot(bytes1024((qa & lo) | ((qh << 4u) & hi)), (*x)[0]),
+                    dot(bytes1024((qb & lo) | ((qh << 2u) & hi)), (*x)[1]),
+                    dot(bytes1024(((qa >> 4u) & lo) | (qh & hi)), (*x)[2]),
+                    dot(bytes1024(((qb >> 4u) & lo) | ((qh >> 2u) & hi)), (*x)[3]));
   // the runs' scales 8 h + 2 r + v / 4, signed bytes: bytes 0 and 2 of the scale words
   // from 8 h and 8 h + 4, shifted by v / 4 bytes
   let e = 8u * (v >> 2u);
   let sc = vec4<f32>(i8x4(src0_q6scalesu(uw, b, 8u * h) >> e).xz, i8x4(src0_q6scalesu(uw, b, 8u * h + 4u) >> e).xz);
-  return src0_q6du(uw, b) * dot(sc, u - 32.0 * xs);
+  return src0_q6du(uw, b) * dot(sc, u - 1056.0 * xs);
 }
 
 @compute @workgroup_size({{WG}})
