@@ -20,6 +20,7 @@ const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u;
 const OUTS = {{ROWS}}u * {{NCOLS}}u; // results per workgroup
 #include mul_mat_vec_sum
+#include mul_mat_vec_rows
 const ACC = {{ACC}}u; // OUTS, twice that with SRC0B
 #if UNITS
 const E = src0_BLOCK_EIGHTHS;
@@ -123,12 +124,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
   formats_init(lid); // tables of quantized formats
   let g = group_id(wid, nwg);
-  let blocks = (p.M + ROWS - 1u) / ROWS;
-  if (g >= blocks * p.Batches) { return; }
-  let i0 = (g % blocks) * ROWS;
-  let b = g / blocks;
-  let b2 = b % p.Ne2;
-  let b3 = b / p.Ne2;
+  if (g >= mv_groups()) { return; }
+  let w = mv_rows(g);
+  let i0 = w.x;
+  let b2 = w.z;
+  let b3 = w.w;
 #if IDS
   // MUL_MAT_ID: b2 is the slot, b3 the token; the pair's expert (clamped: ggml asserts it
   // is in range) picks the matrix, b's row s % Ne11 of token b3 the vector.

@@ -50,6 +50,7 @@ const MATS = 1u;
 #endif
 
 #include mul_mat_vec_sum
+#include mul_mat_vec_rows
 
 // The two-element dot products of up to 8 wrapped SWAR products summed in acc: the upper
 // half of acc less the borrow of the sign-extended lower half.
@@ -240,12 +241,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
   formats_init(lid);
   let g = group_id(wid, nwg);
-  let blocks = (p.M + ROWS - 1u) / ROWS;
-  if (g >= blocks * p.Batches) { return; } // the whole workgroup: uniform
-  let i0 = (g % blocks) * ROWS;
-  let bt = g / blocks;
-  let b2 = bt % p.Ne2;
-  let b3 = bt / p.Ne2;
+  if (g >= mv_groups()) { return; } // the whole workgroup: uniform
+  let w = mv_rows(g);
+  let i0 = w.x;
+  let bt = w.y;
+  let b2 = w.z;
+  let b3 = w.w;
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
 #if XQ
   let col = bt * (p.K / GROUP); // the batch's first group in xq

@@ -18,6 +18,7 @@ const ROWS = {{ROWS}}u;
 const G = {{WG}}u / 16u; // blocks of a row at a time
 const UN = 2u; // G blocks UN times a loop turn
 #include mul_mat_vec_sum
+#include mul_mat_vec_rows
 
 // Four consecutive src1 elements from element i (a multiple of 4).
 fn x4(i: u32) -> vec4<f32> {
@@ -52,12 +53,12 @@ fn block16(uw: u32, b: u32, t: u32, x: ptr<function, array<vec4<f32>, 4>>, xs: v
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let g = group_id(wid, nwg);
-  let blocks = (p.M + ROWS - 1u) / ROWS;
-  if (g >= blocks * p.Batches) { return; } // the whole workgroup: uniform
-  let i0 = (g % blocks) * ROWS;
-  let bt = g / blocks;
-  let b2 = bt % p.Ne2;
-  let b3 = bt / p.Ne2;
+  if (g >= mv_groups()) { return; } // the whole workgroup: uniform
+  let w = mv_rows(g);
+  let i0 = w.x;
+  let bt = w.y;
+  let b2 = w.z;
+  let b3 = w.w;
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
   let col = b2 * p.B.z + b3 * p.B.w;
   let t = lid & 15u;
