@@ -73,11 +73,7 @@ func (d *Device) compile(plan *sched.Plan) (steps []exec.Step, scratchGen uint64
 			return nil, 0, fmt.Errorf("%s: dispatch with %d operands for %d bindings", ps.Node.Name, len(ds.Tensors), len(ds.Spec.Operands))
 		}
 		spec := ds.Spec
-		pipe, err := d.exe.Pipeline(spec.Key(), spec.Kernel, len(spec.Operands), func() (string, error) { return wgsl.Source(spec) })
-		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
-		}
-		s := exec.Step{Pipeline: pipe, Grid: ds.Grid, Submit: ps.Submit,
+		s := exec.Step{Grid: ds.Grid, Submit: ps.Submit,
 			Bindings: make([]gpu.Binding, len(ds.Tensors)), Params: make([]byte, wgsl.SlotSize)}
 		offsets := make([]uint32, len(ds.Tensors))
 		for j, t := range ds.Tensors {
@@ -88,6 +84,14 @@ func (d *Device) compile(plan *sched.Plan) (steps []exec.Step, scratchGen uint64
 			s.Bindings[j], offsets[j] = op.binding, op.elem
 			s.Bindings[j].ReadOnly = !spec.Operands[j].Written // read-only operands may overlap
 			s.Bindings[j].MayOverlap = !touchesOther(ds.Tensors, j)
+		}
+		if !d.readWriteOnly {
+			spec = readOnlyOperands(spec, s.Bindings)
+		}
+		s.Pipeline, err = d.exe.Pipeline(spec.Key(), spec.Kernel, gpu.Layout{Storage: len(spec.Operands), ReadOnly: spec.ReadOnly()},
+			func() (string, error) { return wgsl.Source(spec) })
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
 		}
 		if err := wgsl.EncodeParams(s.Params, ds.Params, offsets); err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
@@ -144,6 +148,39 @@ func (d *Device) run(c *compiled, timer *kernelTimer, ahead int) error {
 		}
 	}
 	return nil
+}
+
+// readOnlyOperands returns spec with Operand.ReadOnly set for every operand the kernel does
+// not write whose buffer no written operand binds (WebGPU forbids a buffer bound both
+// read-only and read_write in one dispatch): in a model, its weights, which llama.cpp keeps
+// in buffers of their own. spec itself is returned when no operand qualifies.
+func readOnlyOperands(spec *wgsl.Spec, bs []gpu.Binding) *wgsl.Spec {
+	var out *wgsl.Spec
+	for j, o := range spec.Operands {
+		if o.Written {
+			continue
+		}
+		shared := false
+		for k, w := range spec.Operands {
+			if w.Written && bs[k].Buffer == bs[j].Buffer {
+				shared = true
+				break
+			}
+		}
+		if shared {
+			continue
+		}
+		if out == nil {
+			c := *spec
+			c.Operands = append([]wgsl.Operand(nil), spec.Operands...)
+			out = &c
+		}
+		out.Operands[j].ReadOnly = true
+	}
+	if out == nil {
+		return spec
+	}
+	return out
 }
 
 // touchesOther reports whether operand j's bytes overlap those of another operand of the

@@ -48,6 +48,9 @@ const (
 	EnvQ6K     = "GGML_WGPU_Q6K"
 	EnvQ6KRows = "GGML_WGPU_Q6K_ROWS"
 	EnvQ6KWG   = "GGML_WGPU_Q6K_WG"
+	// EnvReadOnly=0 binds every operand read_write, as before read-only bindings of weights
+	// (backend.readOnlyOperands), for comparisons.
+	EnvReadOnly = "GGML_WGPU_READONLY"
 	// EnvDequantPrompt=0 makes the prompt kernel read quantized weights directly instead of
 	// from F16 chunks dequantized first (ops.Limits.DequantPromptOff), for comparisons.
 	EnvDequantPrompt = "GGML_WGPU_DEQUANT_PROMPT"
@@ -100,6 +103,9 @@ type Device struct {
 
 	pciOnce sync.Once // the PCI bus location, read once
 	pciID   string
+
+	// readWriteOnly: every operand is bound read_write (EnvReadOnly=0), for comparisons.
+	readWriteOnly bool
 }
 
 func newDevice(index int, a *gpu.Adapter) *Device {
@@ -109,6 +115,8 @@ func newDevice(index int, a *gpu.Adapter) *Device {
 		adapter: a,
 		Type:    DevTypeGPU,
 		buffers: map[uint64]*Buffer{},
+
+		readWriteOnly: os.Getenv(EnvReadOnly) == "0",
 	}
 	info := a.Info
 	desc := strings.TrimSpace(info.Description)

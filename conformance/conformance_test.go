@@ -87,3 +87,15 @@ func TestHarnessSelf(t *testing.T) {
 		}
 	}
 }
+
+// TestConformanceInputsApart runs the quick selection (every kernel pipeline of the suite)
+// with each case's inputs in a buffer of their own, as a model's weights are, so that the
+// library binds the operands its kernels only read there read-only (var<storage, read>):
+// every kernel must compile and compute that way too.
+func TestConformanceInputsApart(t *testing.T) {
+	env := openTestEnv(t)
+	cases, err := env.QuickCases(Filter(Cases(), os.Getenv("GGML_WGPU_CONFORMANCE_FILTER")))
+	require.NoError(t, err)
+	env.Runner.InputsApart = true
+	runSuite(t, env, cases)
+}

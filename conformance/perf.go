@@ -750,12 +750,23 @@ func (e *PerfEnv) Measure(c *PerfCase, d *PerfDevice, opts PerfOptions) (res Per
 		outs = append(outs, repFn())
 	}
 
-	buf := l.AllocCtxTensors(ctx, d.Backend)
-	if buf == 0 {
-		res.Msg = "ggml_backend_alloc_ctx_tensors failed"
+	// The leaves (weights, inputs) in a buffer of their own, as a model's weights are.
+	in, err := allocInputsApart(l, ctx, d.Backend)
+	if err != nil {
+		res.Msg = err.Error()
 		return res
 	}
-	defer l.BufferFree(buf)
+	if in != 0 {
+		defer l.BufferFree(in)
+	}
+	buf, err := allocRest(l, ctx, d.Backend)
+	if err != nil {
+		res.Msg = err.Error()
+		return res
+	}
+	if buf != 0 {
+		defer l.BufferFree(buf)
+	}
 	made := map[fillKey][][]byte{}
 	for i, t := range l.Tensors(ctx) {
 		if t.Op() != tensor.OpNone || t.ViewSrc() != 0 || t.NElements() == 0 {

@@ -68,6 +68,10 @@ type Runner struct {
 	// tensors allocated and filled, before it is computed (e.g. to check how the library
 	// plans it).
 	Inspect func(c *Case, g ggml.Graph)
+	// InputsApart places every case's leaves (inputs, weights) in a buffer of their own on
+	// both backends, apart from the buffer of the nodes, as a model's weights are: the
+	// library then binds what a kernel only reads there read-only.
+	InputsApart bool
 }
 
 // Run builds, computes and compares one case.
@@ -186,11 +190,22 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 		}
 	}
 
-	buf := l.AllocCtxTensors(ctx, be)
-	if buf == 0 {
-		return nil, "", fmt.Errorf("ggml_backend_alloc_ctx_tensors failed")
+	if r.InputsApart {
+		in, err := allocInputsApart(l, ctx, be)
+		if err != nil {
+			return nil, "", err
+		}
+		if in != 0 {
+			defer l.BufferFree(in)
+		}
 	}
-	defer l.BufferFree(buf)
+	buf, err := allocRest(l, ctx, be)
+	if err != nil {
+		return nil, "", err
+	}
+	if buf != 0 {
+		defer l.BufferFree(buf)
+	}
 
 	// Fill every leaf (inputs, copy destinations, sentinels) with deterministic data.
 	sentinelData := map[ggml.Tensor][]byte{}

@@ -73,9 +73,9 @@ func New(dev *gpu.Device, slots, slotSize int) (*Executor, error) {
 		pipes: map[string]*gpu.Pipeline{}, bad: map[string]error{}}, nil
 }
 
-// Pipeline returns the pipeline known by key, compiling source() on first use with
-// storage storage bindings. A key that failed to compile keeps failing with its error.
-func (e *Executor) Pipeline(key, label string, storage int, source func() (string, error)) (*gpu.Pipeline, error) {
+// Pipeline returns the pipeline known by key, compiling source() on first use for layout
+// l. A key that failed to compile keeps failing with its error.
+func (e *Executor) Pipeline(key, label string, l gpu.Layout, source func() (string, error)) (*gpu.Pipeline, error) {
 	if p, ok := e.pipes[key]; ok {
 		return p, nil
 	}
@@ -85,7 +85,7 @@ func (e *Executor) Pipeline(key, label string, storage int, source func() (strin
 	src, err := source()
 	if err == nil {
 		var p *gpu.Pipeline
-		if p, err = e.dev.CreatePipeline(label, src, storage); err == nil {
+		if p, err = e.dev.CreatePipelineLayout(label, src, l); err == nil {
 			e.pipes[key] = p
 			return p, nil
 		}

@@ -45,9 +45,9 @@ func TestRunSplitsFullBatches(t *testing.T) {
 	defer e.Close()
 	compiles := 0
 	src := func() (string, error) { compiles++; return stamp, nil }
-	p, err := e.Pipeline("stamp", "stamp", 1, src)
+	p, err := e.Pipeline("stamp", "stamp", gpu.Layout{Storage: 1}, src)
 	require.NoError(t, err)
-	p2, err := e.Pipeline("stamp", "stamp", 1, src)
+	p2, err := e.Pipeline("stamp", "stamp", gpu.Layout{Storage: 1}, src)
 	require.NoError(t, err)
 	require.Same(t, p, p2)
 	require.Equal(t, 1, compiles, "a pipeline is compiled once per key")
@@ -86,9 +86,9 @@ func TestRunSplitsFullBatches(t *testing.T) {
 
 	// A source that fails to compile keeps failing without another compile.
 	bads := 0
-	_, err = e.Pipeline("broken", "broken", 1, func() (string, error) { bads++; return "fn main( {", nil })
+	_, err = e.Pipeline("broken", "broken", gpu.Layout{Storage: 1}, func() (string, error) { bads++; return "fn main( {", nil })
 	require.Error(t, err)
-	_, err = e.Pipeline("broken", "broken", 1, func() (string, error) { bads++; return "fn main( {", nil })
+	_, err = e.Pipeline("broken", "broken", gpu.Layout{Storage: 1}, func() (string, error) { bads++; return "fn main( {", nil })
 	require.Error(t, err)
 	require.Equal(t, 1, bads)
 	require.Equal(t, 1, e.Pipelines())

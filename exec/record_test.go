@@ -24,7 +24,7 @@ func bumpRig(t *testing.T, d *gpu.Device, n, slots int) (*Executor, *gpu.Buffer,
 	e, err := New(d, slots, 256)
 	require.NoError(t, err)
 	t.Cleanup(e.Close)
-	p, err := e.Pipeline("bump", "bump", 1, func() (string, error) { return bump, nil })
+	p, err := e.Pipeline("bump", "bump", gpu.Layout{Storage: 1}, func() (string, error) { return bump, nil })
 	require.NoError(t, err)
 	out, err := d.CreateBuffer(128, gpu.UsageStorage)
 	require.NoError(t, err)

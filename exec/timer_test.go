@@ -30,7 +30,7 @@ func stampRig(t *testing.T, d *gpu.Device) (*Executor, *gpu.Pipeline, *gpu.Buffe
 	e, err := New(d, 8, 256)
 	require.NoError(t, err)
 	t.Cleanup(e.Close)
-	p, err := e.Pipeline("stamp", "stamp", 1, func() (string, error) { return stamp, nil })
+	p, err := e.Pipeline("stamp", "stamp", gpu.Layout{Storage: 1}, func() (string, error) { return stamp, nil })
 	require.NoError(t, err)
 	out, err := d.CreateBuffer(64, gpu.UsageStorage)
 	require.NoError(t, err)

@@ -215,7 +215,7 @@ type Device struct {
 	// A wait that runs out of time marks the device lost.
 	Timeout time.Duration
 	lim     Limits
-	layout  map[int]C.WGPUBindGroupLayout
+	layout  map[Layout]C.WGPUBindGroupLayout
 	stage   *Buffer // reusable readback buffer
 	ahead   aheads  // reads made ahead (ReadAhead)
 	lost    error
@@ -268,7 +268,7 @@ func (a *Adapter) open(timestamps bool) (*Device, error) {
 		MaxComputeWorkgroupStorageSize:  uint32(l.maxComputeWorkgroupStorageSize),
 		MaxComputeWorkgroupsPerDim:      uint32(l.maxComputeWorkgroupsPerDimension),
 	}
-	return &Device{d: d, Limits: lims, lim: lims, Timeout: timeout, layout: map[int]C.WGPUBindGroupLayout{}}, nil
+	return &Device{d: d, Limits: lims, lim: lims, Timeout: timeout, layout: map[Layout]C.WGPUBindGroupLayout{}}, nil
 }
 
 // Lost returns why the device is lost (an error wrapping ErrDeviceLost: the device-lost
@@ -645,39 +645,57 @@ func (d *Device) read(b *Buffer, offset uint64, dst []byte) error {
 	return nil
 }
 
-// Pipeline is a compute pipeline whose bind group layout has one dynamic-offset uniform
-// buffer at binding 0 and Storage read-write storage buffers at bindings 1..Storage.
+// Layout is the bind group layout of a pipeline: one dynamic-offset uniform buffer at
+// binding 0 and Storage storage buffers at bindings 1..Storage, read_write except those
+// whose bit is set in ReadOnly (bit i for binding i+1), which the kernel declares
+// var<storage, read>.
+//
+// A read-only binding lets the GPU's compiler know the kernel never writes it. WebGPU
+// forbids binding one buffer both read-only and writable in one dispatch, so a read-only
+// binding's buffer must be bound by no other binding that is not read-only (checkBindGroup).
+type Layout struct {
+	Storage  int
+	ReadOnly uint32
+}
+
+// Pipeline is a compute pipeline of a Layout.
 type Pipeline struct {
-	h       C.WGPUComputePipeline
-	d       *Device
-	layout  C.WGPUBindGroupLayout
-	Storage int
+	h      C.WGPUComputePipeline
+	d      *Device
+	layout C.WGPUBindGroupLayout
+	Layout
 }
 
 // CreatePipeline compiles WGSL source (entry point "main") into a compute pipeline with
-// storage storage bindings.
+// storage read_write storage bindings.
 func (d *Device) CreatePipeline(label, source string, storage int) (*Pipeline, error) {
+	return d.CreatePipelineLayout(label, source, Layout{Storage: storage})
+}
+
+// CreatePipelineLayout compiles WGSL source (entry point "main") into a compute pipeline of
+// layout l.
+func (d *Device) CreatePipelineLayout(label, source string, l Layout) (*Pipeline, error) {
 	if err := d.usable(); err != nil {
 		return nil, err
 	}
-	if err := checkShader(source, storage, &d.lim); err != nil {
+	if err := checkShader(source, l, &d.lim); err != nil {
 		return nil, fmt.Errorf("%w (pipeline %s)", err, label)
 	}
-	return d.createPipeline(label, source, storage)
+	return d.createPipeline(label, source, l)
 }
 
-// createPipeline is CreatePipeline without the checks.
-func (d *Device) createPipeline(label, source string, storage int) (*Pipeline, error) {
-	bgl, ok := d.layout[storage]
+// createPipeline is CreatePipelineLayout without the checks.
+func (d *Device) createPipeline(label, source string, l Layout) (*Pipeline, error) {
+	bgl, ok := d.layout[l]
 	if !ok {
-		err := d.scoped("bind group layout", func() { bgl = C.gw_layout(d.d, C.uint32_t(storage)) })
+		err := d.scoped("bind group layout", func() { bgl = C.gw_layout(d.d, C.uint32_t(l.Storage), C.uint32_t(l.ReadOnly)) })
 		if err != nil || bgl == nil {
 			if bgl != nil && d.Lost() == nil {
 				C.wgpuBindGroupLayoutRelease(bgl)
 			}
-			return nil, fmt.Errorf("webgpu: layout with %d storage buffers: %v", storage, err)
+			return nil, fmt.Errorf("webgpu: layout with %d storage buffers: %v", l.Storage, err)
 		}
-		d.layout[storage] = bgl
+		d.layout[l] = bgl
 	}
 	src := C.gw_strndup((*C.char)(unsafe.Pointer(unsafe.StringData(source))), C.size_t(len(source)))
 	if src == nil {
@@ -703,7 +721,7 @@ func (d *Device) createPipeline(label, source string, storage int) (*Pipeline, e
 		}
 		return nil, fmt.Errorf("webgpu: pipeline %s: %v", label, err)
 	}
-	return &Pipeline{h: p, d: d, layout: bgl, Storage: storage}, nil
+	return &Pipeline{h: p, d: d, layout: bgl, Layout: l}, nil
 }
 
 // Release frees the pipeline. On a lost device the handle is only dropped.
@@ -771,7 +789,7 @@ func (d *Device) CreateBindGroup(p *Pipeline, uniform *Buffer, uniformSize uint6
 		spans[i] = d.span(s.Buffer, s.Offset, s.Size)
 		spans[i].readOnly, spans[i].mayOverlap = s.ReadOnly, s.MayOverlap
 	}
-	if err := checkBindGroup(p.Storage, d.span(uniform, 0, uniformSize), spans, &d.lim); err != nil {
+	if err := checkBindGroup(p.Layout, d.span(uniform, 0, uniformSize), spans, &d.lim); err != nil {
 		return nil, err
 	}
 	return d.createBindGroup(p, uniform, uniformSize, storage)

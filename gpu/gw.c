@@ -361,7 +361,7 @@ WGPUShaderModule gw_shader(gw_device *d, const char *code) {
     return wgpuDeviceCreateShaderModule(d->device, &desc);
 }
 
-WGPUBindGroupLayout gw_layout(gw_device *d, uint32_t storage_count) {
+WGPUBindGroupLayout gw_layout(gw_device *d, uint32_t storage_count, uint32_t read_only) {
     WGPUBindGroupLayoutEntry e[GW_MAX_STORAGE + 1];
     memset(e, 0, sizeof e);
     if (storage_count > GW_MAX_STORAGE) return NULL;
@@ -372,7 +372,7 @@ WGPUBindGroupLayout gw_layout(gw_device *d, uint32_t storage_count) {
     for (uint32_t i = 1; i <= storage_count; i++) {
         e[i].binding = i;
         e[i].visibility = WGPUShaderStage_Compute;
-        e[i].buffer.type = WGPUBufferBindingType_Storage;
+        e[i].buffer.type = (read_only >> (i - 1)) & 1 ? WGPUBufferBindingType_ReadOnlyStorage : WGPUBufferBindingType_Storage;
     }
     WGPUBindGroupLayoutDescriptor desc = {0};
     desc.entryCount = storage_count + 1;

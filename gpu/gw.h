@@ -95,7 +95,10 @@ WGPUQuerySet gw_query_set(gw_device *d, uint32_t count);
 WGPUShaderModule gw_shader(gw_device *d, const char *code);
 // GW_MAX_STORAGE is the most storage bindings gw_layout and gw_bind_group handle.
 #define GW_MAX_STORAGE 15
-WGPUBindGroupLayout gw_layout(gw_device *d, uint32_t storage_count);
+// gw_layout creates a layout of a dynamic-offset uniform buffer at binding 0 and
+// storage_count storage buffers at 1..storage_count; bit i of read_only makes binding i+1
+// read-only storage.
+WGPUBindGroupLayout gw_layout(gw_device *d, uint32_t storage_count, uint32_t read_only);
 WGPUComputePipeline gw_pipeline(gw_device *d, WGPUShaderModule module, WGPUBindGroupLayout bgl);
 WGPUBindGroup gw_bind_group(gw_device *d, WGPUBindGroupLayout bgl, WGPUBuffer uniform, uint64_t uniform_size,
                             uint32_t n, const WGPUBuffer *bufs, const uint64_t *offsets, const uint64_t *sizes);

@@ -243,12 +243,23 @@ func checkOverlap(storage []span) error {
 	return nil
 }
 
-// checkBindGroup validates a bind group for a layout of want storage bindings: the count,
-// the uniform binding, each storage binding, the aliasing rule, and the uniform buffer not
-// bound as storage too (read_write storage and uniform use of one buffer conflict).
-func checkBindGroup(want int, uniform span, storage []span, lim *Limits) error {
-	if len(storage) != want {
-		return fmt.Errorf("webgpu: the pipeline's layout has %d storage bindings, got %d", want, len(storage))
+// checkBindGroup validates a bind group for layout l: the count, the uniform binding, each
+// storage binding, the aliasing rule, the uniform buffer not bound as storage too
+// (read_write storage and uniform use of one buffer conflict), and no buffer bound both
+// read-only and read_write (the same conflict).
+func checkBindGroup(l Layout, uniform span, storage []span, lim *Limits) error {
+	if len(storage) != l.Storage {
+		return fmt.Errorf("webgpu: the pipeline's layout has %d storage bindings, got %d", l.Storage, len(storage))
+	}
+	for i := range storage {
+		if l.ReadOnly>>i&1 == 1 {
+			storage[i].readOnly = true // the kernel cannot write it
+		}
+		for j := range storage {
+			if l.ReadOnly>>i&1 == 1 && l.ReadOnly>>j&1 == 0 && storage[i].id == storage[j].id {
+				return fmt.Errorf("webgpu: storage binding %d is read-only and binding %d read_write in one buffer", i, j)
+			}
+		}
 	}
 	if err := checkUniform(uniform, lim); err != nil {
 		return err
@@ -264,10 +275,12 @@ func checkBindGroup(want int, uniform span, storage []span, lim *Limits) error {
 	return checkOverlap(storage)
 }
 
-// checkShader validates a compute shader's source and its layout's storage binding count:
-// source not empty and free of NUL bytes (C would see a truncated text), the count within
-// maxStorageBuffersPerShaderStage and the C helpers' arrays.
-func checkShader(source string, storage int, lim *Limits) error {
+// checkShader validates a compute shader's source and its layout: source not empty and free
+// of NUL bytes (C would see a truncated text), the storage binding count within
+// maxStorageBuffersPerShaderStage and the C helpers' arrays, read-only bits only for
+// bindings of the layout.
+func checkShader(source string, l Layout, lim *Limits) error {
+	storage := l.Storage
 	if strings.TrimSpace(source) == "" {
 		return fmt.Errorf("webgpu: empty shader source")
 	}
@@ -278,6 +291,9 @@ func checkShader(source string, storage int, lim *Limits) error {
 	if storage < 0 || storage > limit {
 		return fmt.Errorf("webgpu: %d storage bindings (the device allows %d per shader stage, this package %d)",
 			storage, lim.MaxStorageBuffersPerShaderStage, maxLayoutStorage)
+	}
+	if l.ReadOnly>>storage != 0 {
+		return fmt.Errorf("webgpu: read-only bits %#x for a layout of %d storage bindings", l.ReadOnly, storage)
 	}
 	return nil
 }

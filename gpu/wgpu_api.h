@@ -48,6 +48,7 @@ enum {
 
     WGPUBufferBindingType_Uniform = 1,
     WGPUBufferBindingType_Storage = 2,
+    WGPUBufferBindingType_ReadOnlyStorage = 3,
 
     WGPUBufferMapAsyncStatus_Success = 0,
     WGPURequestAdapterStatus_Success = 0,

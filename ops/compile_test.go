@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -34,12 +35,33 @@ func fusion(t *testing.T, name string) *Fusion {
 // compiler compiles a spec's WGSL on a device.
 type compiler struct{ dev *gpu.Device }
 
+// Pipeline compiles s, and s again with every operand it does not write read-only (as the
+// backend binds a model's weights), returning the first.
 func (c compiler) Pipeline(s *wgsl.Spec) (*gpu.Pipeline, error) {
+	p, err := c.compile(s)
+	if err != nil {
+		return nil, err
+	}
+	ro := *s
+	ro.Operands = slices.Clone(s.Operands)
+	for i := range ro.Operands {
+		ro.Operands[i].ReadOnly = !ro.Operands[i].Written
+	}
+	q, err := c.compile(&ro)
+	if err != nil {
+		p.Release()
+		return nil, fmt.Errorf("read-only operands: %w", err)
+	}
+	q.Release()
+	return p, nil
+}
+
+func (c compiler) compile(s *wgsl.Spec) (*gpu.Pipeline, error) {
 	src, err := wgsl.Source(s)
 	if err != nil {
 		return nil, err
 	}
-	return c.dev.CreatePipeline(s.Kernel, src, len(s.Operands))
+	return c.dev.CreatePipelineLayout(s.Kernel, src, gpu.Layout{Storage: len(s.Operands), ReadOnly: s.ReadOnly()})
 }
 
 // newCompiler opens the first WebGPU adapter's device for compiling kernels, closed when

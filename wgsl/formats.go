@@ -87,10 +87,20 @@ func (f Format) OffsetUnit() int {
 	return 4
 }
 
+// storageDecl begins the declaration of an operand's storage binding, up to its type:
+// read_write, or read for a read-only binding (Operand.ReadOnly).
+func storageDecl(name string, binding int, readOnly bool) string {
+	access := "read_write"
+	if readOnly {
+		access = "read"
+	}
+	return fmt.Sprintf("@group(0) @binding(%d) var<storage, %s> %s: ", binding, access, name)
+}
+
 // accessors declares the binding of an operand and the functions that read and write its
 // elements. Indices are element indices relative to the operand's first element.
-func (f Format) accessors(name string, binding int, written bool) string {
-	decl := fmt.Sprintf("@group(0) @binding(%d) var<storage, read_write> %s: ", binding, name)
+func (f Format) accessors(name string, binding int, written, readOnly bool) string {
+	decl := storageDecl(name, binding, readOnly)
 	switch f {
 	case F32:
 		s := decl + "array<f32>;\n" +
@@ -135,11 +145,11 @@ func (f Format) accessors(name string, binding int, written bool) string {
 // vecAccessors declares a read-only operand as 16-byte vectors and NAME_get8(i), which
 // returns elements i..i+7 as the two columns of a mat2x4<f32>; a quantized operand is
 // declared as words and dequantized by its format's routine.
-func (f Format) vecAccessors(name string, binding int) (string, error) {
+func (f Format) vecAccessors(name string, binding int, readOnly bool) (string, error) {
 	if q, ok := quantFormats[f]; ok {
-		return q.accessors(name, binding), nil
+		return q.accessors(name, binding, readOnly), nil
 	}
-	decl := fmt.Sprintf("@group(0) @binding(%d) var<storage, read_write> %s: ", binding, name)
+	decl := storageDecl(name, binding, readOnly)
 	switch f {
 	case F32:
 		return decl + "array<vec4<f32>>;\n" + fmt.Sprintf(
@@ -477,9 +487,9 @@ var quantFormats = map[Format]quantFormat{
 // an NVIDIA H100 the branch cost more than the second load (mat-vec, 14336 x 4096: Q8_0
 // 56 -> 44 µs, Q4_0 58 -> 48 µs at one column; Q4_K 173 -> 132 µs at eight columns,
 // 79 -> 83 µs at one).
-func (q quantFormat) accessors(name string, binding int) string {
+func (q quantFormat) accessors(name string, binding int, readOnly bool) string {
 	shift := bits.TrailingZeros(uint(q.elems))
-	return fmt.Sprintf("@group(0) @binding(%d) var<storage, read_write> %s: array<u32>;\n", binding, name) +
+	return storageDecl(name, binding, readOnly) + "array<u32>;\n" +
 		strings.ReplaceAll(`fn NAME_bytes4(a: u32) -> u32 {
   let i = a >> 2u;
   let sh = (a & 3u) * 8u;

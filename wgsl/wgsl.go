@@ -43,6 +43,12 @@ type Operand struct {
 	// NAME_set_block(i, x). A Written F16 Vec operand is stored eight elements at a time
 	// with NAME_set8(i, v) (vec_write.go).
 	Vec bool
+	// ReadOnly operands are declared var<storage, read> (bound read-only), which lets the
+	// GPU's compiler know that the kernel never writes them. Only an operand that is not
+	// Written can be, and only where its buffer is bound by no written operand of the same
+	// dispatch (WebGPU forbids the two uses of one buffer in a dispatch): the caller, who
+	// knows the buffers, sets it.
+	ReadOnly bool
 }
 
 // Spec fully determines a pipeline: kernel file, variant defines, operands, params type.
@@ -71,12 +77,26 @@ func (s *Spec) Key() string {
 	}
 	for _, o := range s.Operands {
 		fmt.Fprintf(&b, "|%s:%d:%v:%v", o.Name, o.Type, o.Written, o.Vec)
+		if o.ReadOnly {
+			b.WriteString(":ro")
+		}
 	}
 	if s.Params != nil {
 		fmt.Fprintf(&b, "|%s", s.Params.String())
 	}
 	fmt.Fprintf(&b, "|wg%d", s.Workgroup)
 	return b.String()
+}
+
+// ReadOnly returns the operands declared read-only, bit i for operand i (binding i+1).
+func (s *Spec) ReadOnly() uint32 {
+	var m uint32
+	for i, o := range s.Operands {
+		if o.ReadOnly {
+			m |= 1 << i
+		}
+	}
+	return m
 }
 
 // Source generates the complete WGSL module of a spec.
@@ -94,6 +114,11 @@ func Source(s *Spec) (string, error) {
 		if u := o.Type.UnitElems(); u > 0 {
 			defs[strings.ToUpper(o.Name)+"_UNIT_BLOCKS"] = fmt.Sprint(u / o.Type.BlockElems()) // for #for over a unit
 			defs[strings.ToUpper(o.Name)+"_PAIR"] = fmt.Sprint(o.Type.PairDistance())
+		}
+	}
+	for _, o := range s.Operands {
+		if o.ReadOnly && o.Written {
+			return "", fmt.Errorf("wgsl: %s: operand %s is both written and read-only", s.Kernel, o.Name)
 		}
 	}
 	var out strings.Builder
@@ -121,7 +146,7 @@ func Source(s *Spec) (string, error) {
 	out.WriteString(formatsInit(fills))
 	for i, o := range s.Operands {
 		if o.Vec {
-			a, err := o.Type.vecAccessors(o.Name, i+1)
+			a, err := o.Type.vecAccessors(o.Name, i+1, o.ReadOnly)
 			if err != nil {
 				return "", err
 			}
@@ -142,7 +167,7 @@ func Source(s *Spec) (string, error) {
 		if o.Type.Quantized() {
 			return "", fmt.Errorf("wgsl: %s: quantized operand %s is read eight elements at a time only (Vec)", s.Kernel, o.Name)
 		}
-		out.WriteString(o.Type.accessors(o.Name, i+1, o.Written))
+		out.WriteString(o.Type.accessors(o.Name, i+1, o.Written, o.ReadOnly))
 	}
 	if err := preprocess(&out, string(body), defs); err != nil {
 		return "", fmt.Errorf("wgsl: %s: %w", s.Kernel, err)

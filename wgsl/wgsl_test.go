@@ -156,6 +156,31 @@ func TestSpecKeyDistinguishesVariants(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestReadOnlyOperands: a ReadOnly operand is declared var<storage, read>, its own pipeline,
+// and counted in the layout's read-only bits; a written one cannot be.
+func TestReadOnlyOperands(t *testing.T) {
+	spec := func(ro bool) *Spec {
+		return &Spec{Kernel: "binary", Defines: map[string]string{"OP": "+"}, Operands: []Operand{
+			{Name: "src0", Type: F32, ReadOnly: ro}, {Name: "src1", Type: F16}, {Name: "dst", Type: F32, Written: true}},
+			Params: reflect.TypeOf(struct{ N uint32 }{}), Workgroup: 64}
+	}
+	rw, ro := spec(false), spec(true)
+	require.NotEqual(t, rw.Key(), ro.Key())
+	require.Zero(t, rw.ReadOnly())
+	require.Equal(t, uint32(1), ro.ReadOnly())
+	a, err := Source(rw)
+	require.NoError(t, err)
+	b, err := Source(ro)
+	require.NoError(t, err)
+	require.Contains(t, a, "@binding(1) var<storage, read_write> src0: array<f32>;")
+	require.Contains(t, b, "@binding(1) var<storage, read> src0: array<f32>;")
+	require.Contains(t, b, "@binding(2) var<storage, read_write> src1: ")
+	bad := spec(false)
+	bad.Operands[2].ReadOnly = true
+	_, err = Source(bad)
+	require.ErrorContains(t, err, "both written and read-only")
+}
+
 func TestQuantizedFormats(t *testing.T) {
 	for f, want := range map[Format]struct {
 		name         string

@@ -10,7 +10,7 @@ import (
 
 // This file binds the few ggml functions the robustness tests need beyond the suite's core
 // set: placing a tensor at a chosen address of a buffer, the buffer's base address, the
-// buffer type's largest buffer, memset and clear. They are bound on first use, so a
+// buffer type's largest buffer, alignment and tensor sizes, memset and clear. They are bound on first use, so a
 // missing symbol fails only the test that needs it.
 
 // extraFuncs are the lazily bound functions.
@@ -23,6 +23,9 @@ type extraFuncs struct {
 	tensorMemset  func(Tensor, uint8, uintptr, uintptr)
 	bufferClear   func(Buffer, uint8)
 	buftMaxSize   func(BufferType) uintptr
+	buftAlign     func(BufferType) uintptr
+	buftAllocSize func(BufferType, Tensor) uintptr
+	viewInit      func(Tensor) int32
 }
 
 var extras sync.Map // *Lib -> *extraFuncs
@@ -43,6 +46,9 @@ func (l *Lib) ext() *extraFuncs {
 		reg(&e.tensorMemset, "ggml_backend_tensor_memset")
 		reg(&e.bufferClear, "ggml_backend_buffer_clear")
 		reg(&e.buftMaxSize, "ggml_backend_buft_get_max_size")
+		reg(&e.buftAlign, "ggml_backend_buft_get_alignment")
+		reg(&e.buftAllocSize, "ggml_backend_buft_get_alloc_size")
+		reg(&e.viewInit, "ggml_backend_view_init")
 	})
 	if e.err != nil {
 		panic(e.err)
@@ -70,6 +76,19 @@ func (l *Lib) BufferClear(buf Buffer, value byte) { l.ext().bufferClear(buf, val
 
 // BuftMaxSize returns the largest buffer of the type (ggml_backend_buft_get_max_size).
 func (l *Lib) BuftMaxSize(b BufferType) uint64 { return uint64(l.ext().buftMaxSize(b)) }
+
+// BuftAlignment returns the buffer type's tensor alignment (ggml_backend_buft_get_alignment).
+func (l *Lib) BuftAlignment(b BufferType) uint64 { return uint64(l.ext().buftAlign(b)) }
+
+// BuftAllocSize returns the bytes t takes in a buffer of the type
+// (ggml_backend_buft_get_alloc_size).
+func (l *Lib) BuftAllocSize(b BufferType, t Tensor) uint64 {
+	return uint64(l.ext().buftAllocSize(b, t))
+}
+
+// ViewInit places a view in its source's buffer (ggml_backend_view_init); the source must
+// be allocated.
+func (l *Lib) ViewInit(t Tensor) tensor.Status { return tensor.Status(l.ext().viewInit(t)) }
 
 // bindSym binds the C function name, from libggml or libggml-base, to the Go function
 // pointer fptr. Files that bind ggml functions lazily (on first use, so that a missing
