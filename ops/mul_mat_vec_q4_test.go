@@ -309,7 +309,7 @@ func TestQ6KLowering(t *testing.T) {
 	for _, c := range []struct {
 		m, k     int64
 		rows, wg int
-	}{{3, 256, 1, 64}, {4096, 4096, 1, 64}, {4096, 14336, 1, 128}, {14336, 4096, 1, 64}, {128256, 2048, 4, 64}, {128256, 4096, 4, 64}} {
+	}{{3, 256, 1, 64}, {2048, 8192, 1, 128}, {4096, 4096, 2, 64}, {4096, 14336, 2, 128}, {14336, 4096, 2, 64}, {128256, 2048, 4, 64}, {128256, 4096, 4, 64}} {
 		d := lower(mm(c.m, c.k, 1), l)
 		require.Equal(t, "mul_mat_vec_q6k", d.Spec.Kernel, "%d x %d", c.m, c.k)
 		require.Equal(t, fmt.Sprint(c.rows), d.Spec.Defines["ROWS"], "%d x %d", c.m, c.k)
@@ -320,9 +320,9 @@ func TestQ6KLowering(t *testing.T) {
 		require.Equal(t, "mul_mat_vec_q6k", lower(ex, l).Spec.Kernel, "the compile test's example")
 	}
 	tuned := *l
-	tuned.Q6KRows, tuned.Q6KWG = 2, 256
+	tuned.Q6KRows, tuned.Q6KWG = 4, 256
 	d := lower(mm(4096, 4096, 1), &tuned)
-	require.Equal(t, "2", d.Spec.Defines["ROWS"])
+	require.Equal(t, "4", d.Spec.Defines["ROWS"])
 	require.Equal(t, 256, d.Spec.Workgroup)
 	require.Equal(t, "mul_mat_vec8", lower(mm(4096, 4096, 2), l).Spec.Kernel, "two columns")
 	off := *l

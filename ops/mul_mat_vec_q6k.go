@@ -42,15 +42,21 @@ import (
 // Taking 2 to 8 columns too (the block's weights dequantized once for all of them) lost
 // to the vectorised kernel (14336 x 4096 cold, n = 2, 4, 8: 60.6, 86.5, 141 against 60.6,
 // 79.1, 112 µs) and cost the one-column form (heads 174 -> 190 µs), so it takes one
-// column only.
+// column only. Once the weights were bound read-only (backend.readOnlyOperands), two rows
+// a workgroup beat one (H200, cold, µs, rows x invocations: 14336 x 4096 39.5 at 1 x 64 ->
+// 35.7 at 2 x 64; 4096 x 14336 37.1 at 1 x 128 -> 34.8 at 2 x 128; 4096 x 4096 16.1 ->
+// 14.9), and four lost (42.3, 42.9, 16.3).
 
 // q6kShape returns the Q6_K mat-vec's rows per workgroup and workgroup size (a multiple
 // of 64: see the kernel) for m rows (over every batch) of k elements, with Limits'
 // overrides.
 func q6kShape(m, k uint32, l *Limits) (rows, wg int) {
 	rows, wg = 1, 64
-	if m >= 65536 {
+	switch {
+	case m >= 65536:
 		rows = 4
+	case m >= 4096:
+		rows = 2
 	}
 	if k >= 8192 {
 		wg = 128
@@ -82,11 +88,12 @@ func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bo
 }
 
 // matVecQ6KExamples are MUL_MAT nodes that take the Q6_K mat-vec under the default limits,
-// in each of its shapes (1 and 4 rows, 64 and 128 invocations), for the kernel compile
+// in each of its shapes (1, 2 and 4 rows, 64 and 128 invocations), for the kernel compile
 // test.
 func matVecQ6KExamples() []*tensor.Tensor {
 	return []*tensor.Tensor{
 		node(tensor.OpMulMat, f32(512, 1), nil, contiguous(tensor.Q6_K, 2048, 512), f32(2048, 1)),
+		node(tensor.OpMulMat, f32(4096, 1), nil, contiguous(tensor.Q6_K, 4096, 4096), f32(4096, 1)),
 		node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(tensor.Q6_K, 1024, 65536), f32(1024, 1)),
 		node(tensor.OpMulMat, f32(64, 1), nil, contiguous(tensor.Q6_K, 8192, 64), f32(8192, 1)),
 	}
