@@ -263,6 +263,11 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 	if t := operands[0].Type; rows == 1 && l.MatVecRows == 0 && (t == wgsl.Q4_0 || t == wgsl.Q4_1) && 2*perRow*wg <= matVecRed {
 		rows = 2
 	}
+	if l.MatVecRows == 0 && l.MatVecWG == 0 {
+		if r, w, ok := matVecColsShape(v.m*v.batches, v.cols, v.second != secondNone, operands[0].Type.Quantized()); ok {
+			rows, wg = r, w
+		}
+	}
 	acc := rows * perRow
 	units := v.units && wg >= operands[0].Type.BlockElems()/8
 	// Pairs of eighths per invocation: on an H100, Q4_0 14336 x 4096 took 32.9 µs at one
@@ -273,6 +278,39 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 		"IDS": flag(v.ids), "UNITS": flag(units), "PAIR": flag(pair), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
 	blocks := (uint64(v.m) + uint64(rows) - 1) / uint64(rows)
 	return spec("mul_mat_vec8", wg, params, defs, operands...), grid1D(blocks*uint64(v.batches), l)
+}
+
+// matVecColsShape returns the vectorised mat-vec kernel's rows per workgroup and workgroup
+// size for a product of m rows (over every batch) by cols >= 2 columns, of two matrices
+// (the gate) or one, quantized or not, where it differs from matVecShape's (ok): 32
+// invocations, each computing 4 rows so that its src1 registers serve more rows, from 5
+// columns (4096 rows and more) and for unquantized weights (8192 rows and more); 2 rows
+// for quantized weights below 5 columns and for the gate's two matrices (8192 rows and
+// more). Measured on an NVIDIA H200, weights beyond the L2 cache, n = 2, 4, 8, µs,
+// matVecShape's shape -> this one (ggml-vulkan):
+//   - 14336 x 4096 (2 rows by 64 invocations before): F16 37.2, 58.6, 89.5 -> 33.9, 45.1,
+//     73.8 (29.8, 37.7, 73.6); Q8_0 41.4, 62.1, 106 -> 41.3, 58.0, 80.6 (28.6, 40.1,
+//     63.1); Q4_0 46.7, 55.6, 97.9 -> 42.0, 52.9, 71.1 (23.4, 36.2, 63.9); Q4_K 44.8,
+//     63.0, 95.2 -> 43.6, 62.5, 83.1 (29.4, 46.7, 85.4); Q6_K 54.1, 71.3, 102 -> 53.1,
+//     73.3, 93.1 (24.1, 40.3, 80.3); the Q4_K gate 84.3, 114, 176 -> 84.6, 107, 151
+//     (52.7, 86.7, 158).
+//   - 4096 x 14336 (2 rows by 128 invocations, kept below 5 columns), n = 8: F16 89.2 ->
+//     68.4 (79.7), Q8_0 111 -> 71.1 (67.2), Q4_K 90.7 -> 81.5 (97.9), Q6_K 96.7 -> 94.2
+//     (76.3); at n = 2 and 4, 32 invocations lost (Q4_K 43.5 -> 49.4, 83.6).
+//
+// 1, 2, 4 and 8 rows by 32, 64 and 128 invocations were measured; 8 rows lost everywhere.
+func matVecColsShape(m, cols uint32, second, quantized bool) (rows, wg int, ok bool) {
+	switch {
+	case cols < 2 || m < 4096:
+		return 0, 0, false
+	case cols >= 5 && !second:
+		return 4, 32, true
+	case m < 8192:
+		return 0, 0, false
+	case !second && !quantized:
+		return 4, 32, true
+	}
+	return 2, 32, true
 }
 
 // matVecPairMaxCols is the most src1 columns for which a mat-vec invocation takes two

@@ -334,3 +334,38 @@ func TestQ6KLowering(t *testing.T) {
 	strided := node(tensor.OpMulMat, f32(64, 1), nil, contiguous(tensor.Q6_K, 256, 64), padded(256, 1, 1))
 	require.NotEqual(t, "mul_mat_vec_q6k", lower(strided, l).Spec.Kernel, "a column not in 16-byte vectors")
 }
+
+// TestMatVecColsShape checks the vectorised mat-vec's shape for several columns
+// (matVecColsShape): 32 invocations of 4 rows from 5 columns, and from 8192 rows 4 rows
+// for unquantized weights, 2 for quantized ones; matVecShape's for fewer rows, fewer
+// columns below 8192 rows, or with a tuning override.
+func TestMatVecColsShape(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
+	mm := func(ty tensor.Type, m, k, n int64) *tensor.Tensor {
+		return node(tensor.OpMulMat, f32(m, n), nil, contiguous(ty, k, m), f32(k, n))
+	}
+	for _, c := range []struct {
+		ty       tensor.Type
+		m, n     int64
+		rows, wg int
+	}{
+		{tensor.F16, 14336, 2, 4, 32}, {tensor.F16, 14336, 8, 4, 32},
+		{tensor.Q4_K, 14336, 2, 2, 32}, {tensor.Q4_K, 14336, 4, 2, 32}, {tensor.Q4_K, 14336, 5, 4, 32},
+		{tensor.Q8_0, 8192, 8, 4, 32}, {tensor.Q6_K, 14336, 2, 2, 32},
+		{tensor.F16, 4096, 2, 2, 64}, {tensor.Q4_K, 4096, 4, 2, 64}, {tensor.Q4_K, 4096, 8, 4, 32}, {tensor.F16, 2048, 8, 1, 64},
+	} {
+		ds, err := Lower(mm(c.ty, c.m, 4096, c.n), l)
+		require.NoError(t, err)
+		require.Len(t, ds, 1)
+		d := ds[0]
+		require.Equal(t, "mul_mat_vec8", d.Spec.Kernel)
+		require.Equal(t, fmt.Sprint(c.rows), d.Spec.Defines["ROWS"], "%s %d rows, %d columns", c.ty, c.m, c.n)
+		require.Equal(t, c.wg, d.Spec.Workgroup, "%s %d rows, %d columns", c.ty, c.m, c.n)
+		require.Equal(t, uint32((c.m+int64(c.rows)-1)/int64(c.rows)), d.Grid[0]*max(d.Grid[1], 1)*max(d.Grid[2], 1))
+	}
+	tuned := *l
+	tuned.MatVecWG = 128
+	ds, err := Lower(mm(tensor.F16, 14336, 4096, 4), &tuned)
+	require.NoError(t, err)
+	require.Equal(t, 128, ds[0].Spec.Workgroup, "an override keeps the former shape")
+}
