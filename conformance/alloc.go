@@ -8,17 +8,17 @@ import (
 )
 
 // allocInputsApart allocates the leaves of ctx (the tensors no op computes: inputs,
-// weights, copy destinations) in a buffer of their own on be, as llama.cpp keeps a model's
-// weights apart from its compute buffer, and places the views of them; allocRest then
-// places the rest in another. It returns 0 when ctx has no leaf.
-func allocInputsApart(l *ggml.Lib, ctx ggml.Context, be ggml.Backend) (ggml.Buffer, error) {
+// weights, copy destinations) that apart admits (nil: all) in a buffer of their own on be,
+// as llama.cpp keeps a model's weights apart from its compute buffer, and places the views
+// of them; allocRest then places the rest in another. It returns 0 when no leaf goes apart.
+func allocInputsApart(l *ggml.Lib, ctx ggml.Context, be ggml.Backend, apart func(ggml.Tensor) bool) (ggml.Buffer, error) {
 	buft := l.DevBufferType(l.BackendDevice(be))
 	align := max(l.BuftAlignment(buft), 1)
 	var leaves []ggml.Tensor
 	var offs []uint64
 	var size uint64
 	for _, t := range l.Tensors(ctx) {
-		if t.Op() != tensor.OpNone || t.ViewSrc() != 0 || t.NElements() == 0 {
+		if t.Op() != tensor.OpNone || t.ViewSrc() != 0 || t.NElements() == 0 || (apart != nil && !apart(t)) {
 			continue
 		}
 		leaves = append(leaves, t)

@@ -191,7 +191,7 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 	}
 
 	if r.InputsApart {
-		in, err := allocInputsApart(l, ctx, be)
+		in, err := allocInputsApart(l, ctx, be, nil)
 		if err != nil {
 			return nil, "", err
 		}
