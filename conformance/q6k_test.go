@@ -4,13 +4,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/stretchr/testify/require"
 )
 
 // q6kCases are the Q6_K products of one column of mulMatSwarQ6Cases: rows of 1, 8, 16 and
 // 49 blocks (rows at either alignment, and loop turns that the row ends part way),
 // broadcast batches, activations over six orders of magnitude with a zero block, weights
-// and activations at their extremes, and 8192 rows.
+// and activations at their extremes, and 8192 rows; and llama's feed-forward gate in Q6_K
+// (the kernel's gate form) in two sizes, which TestConformanceQ6K's shapes also run at 2
+// and 4 rows a workgroup.
 func q6kCases() []*Case {
 	var cs []*Case
 	for _, c := range mulMatSwarQ6Cases() {
@@ -18,7 +21,7 @@ func q6kCases() []*Case {
 			cs = append(cs, c)
 		}
 	}
-	return cs
+	return append(cs, swarGLUCase(tensor.Q6_K, 12, 2048), swarGLUCase(tensor.Q6_K, 4099, 512))
 }
 
 // TestQ6KPlans checks that every case of q6kCases takes the Q6_K mat-vec, one dispatch.

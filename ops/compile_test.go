@@ -111,6 +111,25 @@ func TestKernelsCompile(t *testing.T) {
 	require.NoError(t, err)
 	_, err = cache.Pipeline(fusedQ[0].Spec)
 	require.NoError(t, err)
+	for _, m := range []int64{9, 8192} {
+		q6x := f32(512, 1)
+		q6up := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(tensor.Q6_K, 512, m), q6x)
+		q6gate := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(tensor.Q6_K, 512, m), q6x)
+		q6glu := node(tensor.OpGLU, f32(m, 1), []int32{int32(tensor.GLUSwiGLU)}, q6gate, q6up)
+		fusedQ6, err := gluRow.Lower([]*tensor.Tensor{q6up, q6gate, q6glu}, l)
+		require.NoError(t, err)
+		require.Equal(t, "mul_mat_vec_q6k", fusedQ6[0].Spec.Kernel, "Q6_K gates take the Q6_K mat-vec's gate form")
+		require.Equal(t, "1", fusedQ6[0].Spec.Defines["GLU"])
+		require.Equal(t, "1", fusedQ6[0].Spec.Defines["ROWS"], "one row of each matrix a workgroup")
+		require.Equal(t, []*tensor.Tensor{q6gate.Src[0], q6up.Src[0], q6x, q6glu}, fusedQ6[0].Tensors)
+		_, err = cache.Pipeline(fusedQ6[0].Spec)
+		require.NoError(t, err)
+		off := *l
+		off.Q6KOff = true
+		fusedQ6, err = gluRow.Lower([]*tensor.Tensor{q6up, q6gate, q6glu}, &off)
+		require.NoError(t, err)
+		require.NotEqual(t, "mul_mat_vec_q6k", fusedQ6[len(fusedQ6)-1].Spec.Kernel, "turned off")
+	}
 	require.False(t, gluRow.Applies([]*tensor.Tensor{up, gate, node(tensor.OpGLU, f32(9, 2), []int32{int32(tensor.GLUSwiGLU)}, gate, f32(9, 2))}, l), "the GLU must read both products")
 	for _, n := range []int64{7, 300, 4096} {
 		lt := *l

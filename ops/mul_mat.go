@@ -365,15 +365,19 @@ func guardMatVecGLU(n []*tensor.Tensor, l *Limits) bool {
 // lowerMatVecGLU lowers the gate, up and SWIGLU nodes as one mat-vec dispatch that writes
 // only the GLU result: the integer mat-vec's gate form (after the activations'
 // quantization) where the product takes it (swarApplies), the vectorised kernel's
-// otherwise. For Q6_K weights, the Q6_K mat-vec twice and the SWIGLU apart measured slower
-// than the integer gate form (H200, cold, µs: 14336 x 4096 89.7, 90.0 -> 93.8, 93.4; 8192
-// x 2048 30.9, 31.5 -> 35.2, 33.8; a 1B Q6_K decode 492, 496 -> 475, 480 t/s).
+// otherwise; Q6_K weights take the Q6_K mat-vec's gate form. (Unfused, the Q6_K mat-vec
+// twice and the SWIGLU apart measured slower than the integer gate form: H200, cold, µs,
+// 14336 x 4096 89.7, 90.0 -> 93.8, 93.4; 8192 x 2048 30.9, 31.5 -> 35.2, 33.8; a 1B Q6_K
+// decode 492, 496 -> 475, 480 t/s.)
 func lowerMatVecGLU(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	glu := n[2]
 	gate, up := glu.Src[0], glu.Src[1]
 	wg, wu, x := gate.Src[0], up.Src[0], gate.Src[1]
 	p := mulMatParamsOf(gate)
 	p.D = strides(glu)
+	if q6kApplies(wg, x, p, l) && q6kApplies(wu, x, p, l) {
+		return []Dispatch{matVecQ6K(p, []*tensor.Tensor{wg, wu, x, glu}, l)}, nil
+	}
 	if swarApplies(wg, x, p, l) && swarFormat(wu) > 0 {
 		return matVecQ4([]*tensor.Tensor{wg, wu}, x, glu, p, l), nil
 	}

@@ -9,7 +9,9 @@ import (
 // The Q6_K mat-vec (mul_mat_vec_q6k.wgsl): a MUL_MAT of Q6_K weights by one F32 column,
 // sixteen invocations a block, each reading the five words of weights and two of scales
 // of its 16 elements once, every field at a place within its words the compiler knows
-// (the workgroup's SIMD groups take blocks of one alignment). The eight-element routine
+// (the workgroup's SIMD groups take blocks of one alignment); its gate form (GLU) does the
+// same for a feed-forward's gate and up matrices and stores their SWIGLU, the fusion
+// mul_mat+mul_mat+glu (lowerMatVecGLU). The eight-element routine
 // read six fields, each as two words at a run-time alignment, for every 8 weights; the
 // integer mat-vec's Q6K form read its fields the same way. Q6_K is what a Q4_K_M model
 // stores its output matrix and half its attn_v and ffn_down matrices in.
@@ -76,15 +78,43 @@ func q6kShape(m, k uint32, l *Limits) (rows, wg int) {
 // Limits.Q6KOff.
 func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bool) {
 	a, b := t.Src[0], t.Src[1]
-	if l.Q6KOff || a.Type != tensor.Q6_K || p.N != 1 || !vectorRows(b) || !quantRows(a) ||
-		a.Loc.Addr%2 != 0 || a.Nb[1]%2 != 0 || a.Nb[2]%2 != 0 || a.Nb[3]%2 != 0 {
+	if !q6kApplies(a, b, p, l) {
 		return nil, false
 	}
+	return []Dispatch{matVecQ6K(p, []*tensor.Tensor{a, b, t}, l)}, true
+}
+
+// q6kApplies reports whether the Q6_K mat-vec takes weights a by column b: Q6_K rows whose
+// blocks start on even bytes, one column in 16-byte vectors, unless Limits.Q6KOff.
+func q6kApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
+	return !l.Q6KOff && a.Type == tensor.Q6_K && p.N == 1 && vectorRows(b) && quantRows(a) &&
+		a.Loc.Addr%2 == 0 && a.Nb[1]%2 == 0 && a.Nb[2]%2 == 0 && a.Nb[3]%2 == 0
+}
+
+// matVecQ6K is the Q6_K mat-vec dispatch of tensors src0, src1, dst, or with four tensors
+// its gate form: gate and up weights (the same shape and strides), src1 and the SWIGLU
+// result.
+func matVecQ6K(p mulMatParams, tensors []*tensor.Tensor, l *Limits) Dispatch {
 	rows, wg := q6kShape(p.M*p.Batches, p.K, l)
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "ACC": fmt.Sprint(rows), "RED": fmt.Sprint(rows * wg)}
-	s := spec("mul_mat_vec_q6k", wg, p, defs, vec(in("src0", a)), vec(in("src1", b)), out("dst", t))
+	glu := len(tensors) == 4
+	if glu && l.Q6KRows == 0 {
+		// One row of each matrix: on an H200 (cold, µs) the gate 14336 x 4096 took 61.8
+		// at one row against 78.2, 79.4 at two (the integer kernel's gate form 88.0,
+		// 88.3; ggml-vulkan 45.0), 8192 x 2048 22.9 against 28.7, 29.3 (30.7, 31.1;
+		// 17.1).
+		rows = 1
+	}
+	acc := rows
+	ops := []wgslOperand{vec(in("src0", tensors[0]))}
+	if glu {
+		acc *= 2
+		ops = append(ops, vec(in("src0b", tensors[1])))
+	}
+	ops = append(ops, vec(in("src1", tensors[len(tensors)-2])), out("dst", tensors[len(tensors)-1]))
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg), "GLU": flag(glu)}
+	s := spec("mul_mat_vec_q6k", wg, p, defs, ops...)
 	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
-	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{a, b, t}, Params: p, Grid: grid1D(blocks, l)}}, true
+	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks, l)}
 }
 
 // matVecQ6KExamples are MUL_MAT nodes that take the Q6_K mat-vec under the default limits,

@@ -14,6 +14,9 @@
 // compiler knows (one load, or two neighbouring ones shifted by 16 bits).
 // A workgroup computes ROWS consecutive rows, its invocations' partial sums added up in
 // shared memory; a loop turn takes UN blocks of a row per sixteen.
+// With GLU, a second matrix src0b (the up projection; the same shape and strides as src0,
+// the gate) is multiplied by the same activations and the kernel stores
+// silu(src0 . src1) * (src0b . src1) (llama's gate, up and SWIGLU in one).
 const ROWS = {{ROWS}}u;
 const G = {{WG}}u / 16u; // blocks of a row at a time
 const UN = 2u; // G blocks UN times a loop turn
@@ -25,17 +28,14 @@ fn x4(i: u32) -> vec4<f32> {
   return src1[(p.src1_off + i) >> 2u];
 }
 
-// The products of invocation t's 16 elements of the block at word uw, byte b (0 or 2, a
-// literal) of src0, with their activations x (run r in x[r]) whose sums are xs. The bits
-// are put together four weights to a word (each run's nibbles with its two high bits in
-// bits 4 and 5 of every byte) before the bytes are turned into floats plus 1024
-// (bytes1024), and a weight q - 32 contributes (q + 1024) x, less 1056 x in the run's sum.
-fn block16(uw: u32, b: u32, t: u32, x: ptr<function, array<vec4<f32>, 4>>, xs: vec4<f32>) -> f32 {
-  let h = t >> 3u;
-  let v = t & 7u;
-  let qa = src0_q6qlu(uw, b, 16u * h + v); // runs 0 (low nibbles) and 2 (high)
-  let qb = src0_q6qlu(uw, b, 16u * h + 8u + v); // runs 1 and 3
-  let qh = src0_q6qhu(uw, b, 8u * h + v);
+// The products of invocation t's 16 elements of a block with their activations x (run r
+// in x[r]) whose sums are xs, from the block's fields: ql words qa (runs 0 and 2) and qb
+// (runs 1 and 3), the qh word qh, the scale words sa (from scale 8 h) and sb (8 h + 4),
+// and d. The bits are put together four weights to a word (each run's nibbles with its two
+// high bits in bits 4 and 5 of every byte) before the bytes are turned into floats plus
+// 1024 (bytes1024), and a weight q - 32 contributes (q + 1024) x, less 1056 x in the run's
+// sum.
+fn q6k16(qa: u32, qb: u32, qh: u32, sa: u32, sb: u32, d: f32, t: u32, x: ptr<function, array<vec4<f32>, 4>>, xs: vec4<f32>) -> f32 {
   let lo = 0x0f0f0f0fu;
   let hi = 0x30303030u;
   let u = vec4<f32>(dot(bytes1024((qa & lo) | ((qh << 4u) & hi)), (*x)[0]),
@@ -44,10 +44,30 @@ fn block16(uw: u32, b: u32, t: u32, x: ptr<function, array<vec4<f32>, 4>>, xs: v
                     dot(bytes1024(((qb >> 4u) & lo) | ((qh >> 2u) & hi)), (*x)[3]));
   // the runs' scales 8 h + 2 r + v / 4, signed bytes: bytes 0 and 2 of the scale words
   // from 8 h and 8 h + 4, shifted by v / 4 bytes
-  let e = 8u * (v >> 2u);
-  let sc = vec4<f32>(i8x4(src0_q6scalesu(uw, b, 8u * h) >> e).xz, i8x4(src0_q6scalesu(uw, b, 8u * h + 4u) >> e).xz);
-  return src0_q6du(uw, b) * dot(sc, u - 1056.0 * xs);
+  let e = 8u * ((t & 7u) >> 2u);
+  let sc = vec4<f32>(i8x4(sa >> e).xz, i8x4(sb >> e).xz);
+  return d * dot(sc, u - 1056.0 * xs);
 }
+
+// The products of invocation t's 16 elements of the src0 block at word uw, byte b (0 or
+// 2, a literal): with h = t / 8 and v = t % 8, ql words 16 h + v and 16 h + 8 + v, qh word
+// 8 h + v, scale words from 8 h and 8 h + 4.
+fn block16(uw: u32, b: u32, t: u32, x: ptr<function, array<vec4<f32>, 4>>, xs: vec4<f32>) -> f32 {
+  let h = t >> 3u;
+  let v = t & 7u;
+  return q6k16(src0_q6qlu(uw, b, 16u * h + v), src0_q6qlu(uw, b, 16u * h + 8u + v), src0_q6qhu(uw, b, 8u * h + v),
+               src0_q6scalesu(uw, b, 8u * h), src0_q6scalesu(uw, b, 8u * h + 4u), src0_q6du(uw, b), t, x, xs);
+}
+
+#if GLU
+// block16 of src0b, the up projection's weights.
+fn block16b(uw: u32, b: u32, t: u32, x: ptr<function, array<vec4<f32>, 4>>, xs: vec4<f32>) -> f32 {
+  let h = t >> 3u;
+  let v = t & 7u;
+  return q6k16(src0b_q6qlu(uw, b, 16u * h + v), src0b_q6qlu(uw, b, 16u * h + 8u + v), src0b_q6qhu(uw, b, 8u * h + v),
+               src0b_q6scalesu(uw, b, 8u * h), src0b_q6scalesu(uw, b, 8u * h + 4u), src0b_q6du(uw, b), t, x, xs);
+}
+#endif
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -66,7 +86,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let off = (j & 1u) * (G / 2u) + (j >> 1u); // the block this sixteen takes of G
   let nb = p.K / 256u;
   var acc: array<f32, {{ACC}}>;
-  for (var r = 0u; r < ROWS; r = r + 1u) { acc[r] = 0.0; }
+  for (var r = 0u; r < {{ACC}}u; r = r + 1u) { acc[r] = 0.0; }
   for (var k0 = 0u; k0 < nb; k0 = k0 + UN * G) {
 #for U 2
     {
@@ -83,6 +103,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           } else {
             acc[r] = acc[r] + block16(blk >> 2u, 2u, t, &x, xs);
           }
+#if GLU
+          let blkb = src0b_q6block(a + min(i0 + r, p.M - 1u) * p.A.y) + 210u * k; // same strides
+          if ((blkb & 2u) == 0u) {
+            acc[ROWS + r] = acc[ROWS + r] + block16b(blkb >> 2u, 0u, t, &x, xs);
+          } else {
+            acc[ROWS + r] = acc[ROWS + r] + block16b(blkb >> 2u, 2u, t, &x, xs);
+          }
+#endif
         }
       }
     }
@@ -90,6 +118,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   sum_partials(lid, &acc);
   if (lid < ROWS && i0 + lid < p.M) {
-    dst_set(offset4(vec4<u32>(i0 + lid, 0u, b2, b3), p.D), red[lid * {{WG}}u]);
+#if GLU
+    let y = silu(red[lid * {{WG}}u]) * red[(ROWS + lid) * {{WG}}u];
+#else
+    let y = red[lid * {{WG}}u];
+#endif
+    dst_set(offset4(vec4<u32>(i0 + lid, 0u, b2, b3), p.D), y);
   }
 }
