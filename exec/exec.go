@@ -50,10 +50,11 @@ type Executor struct {
 	rec    *Recording // a graph recorded ahead (Prerecord), or nil
 }
 
-// groupKey identifies a bind group: the pipeline layout (its binding count) and the
-// ranges it binds.
+// groupKey identifies a bind group: the pipeline layout (its binding count and read-only
+// bindings) and the ranges it binds.
 type groupKey struct {
 	n    int
+	ro   uint32
 	refs [MaxBindings]groupRef
 }
 
@@ -161,6 +162,9 @@ func (e *Executor) group(s *Step) (*gpu.BindGroup, error) {
 		return nil, fmt.Errorf("%d storage bindings (at most %d)", len(s.Bindings), MaxBindings)
 	}
 	k := groupKey{n: len(s.Bindings)}
+	if s.Pipeline != nil {
+		k.ro = s.Pipeline.ReadOnly
+	}
 	for j, b := range s.Bindings {
 		if !b.Buffer.Alive() {
 			return nil, errors.New("a bound buffer was freed")

@@ -93,3 +93,56 @@ func TestRunSplitsFullBatches(t *testing.T) {
 	require.Equal(t, 1, bads)
 	require.Equal(t, 1, e.Pipelines())
 }
+
+// copyOut copies src[p.index] to out[p.index], src bound read-only.
+const copyOut = `
+struct P { index: u32, value: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(1)
+fn main() { out[p.index] = src[p.index] + p.value; }
+`
+
+// A pipeline with a read-only binding gets bind groups of its own layout, also for ranges
+// that a pipeline with read_write bindings binds too, and reads what the other wrote.
+func TestReadOnlyLayout(t *testing.T) {
+	d := device(t)
+	e, err := New(d, 8, 256)
+	require.NoError(t, err)
+	defer e.Close()
+	two := `
+struct P { index: u32, value: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read_write> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(1)
+fn main() { src[p.index] = p.value; }
+`
+	w, err := e.Pipeline("write", "write", gpu.Layout{Storage: 2}, func() (string, error) { return two, nil })
+	require.NoError(t, err)
+	r, err := e.Pipeline("copy", "copy", gpu.Layout{Storage: 2, ReadOnly: 1}, func() (string, error) { return copyOut, nil })
+	require.NoError(t, err)
+	require.Equal(t, uint32(1), r.ReadOnly)
+	a, err := d.CreateBuffer(64, gpu.UsageStorage)
+	require.NoError(t, err)
+	defer a.Release()
+	b, err := d.CreateBuffer(64, gpu.UsageStorage)
+	require.NoError(t, err)
+	defer b.Release()
+	bind := []gpu.Binding{{Buffer: a, Size: 64}, {Buffer: b, Size: 64}}
+	require.NoError(t, e.Run([]Step{
+		{Pipeline: w, Bindings: bind, Params: params(3, 40), Grid: [3]uint32{1, 1, 1}},
+		{Pipeline: r, Bindings: bind, Params: params(3, 2), Grid: [3]uint32{1, 1, 1}},
+	}, nil))
+	require.NoError(t, d.WaitIdle())
+	got := make([]byte, 16)
+	require.NoError(t, d.Read(b, 0, got))
+	require.Equal(t, uint32(42), binary.LittleEndian.Uint32(got[12:]))
+	require.Len(t, e.groups, 2, "one bind group per layout")
+
+	// the read-only binding sharing a buffer with a written one is refused before wgpu
+	shared := []gpu.Binding{{Buffer: a, Size: 32}, {Buffer: a, Offset: 32, Size: 32}}
+	require.ErrorContains(t, e.Run([]Step{{Pipeline: r, Bindings: shared, Params: params(0, 1), Grid: [3]uint32{1, 1, 1}}}, nil),
+		"read-only and binding 1 read_write")
+}
