@@ -752,8 +752,9 @@ func (d *Device) pipelineState(p *Pipeline) objState {
 type Binding struct {
 	Buffer       *Buffer
 	Offset, Size uint64
-	// ReadOnly says the kernel never writes this binding (it is still declared read_write,
-	// as all of them are). Read-only bindings may overlap each other in any way.
+	// ReadOnly says the kernel never writes this binding (declared read_write all the same
+	// unless the pipeline's Layout makes it read-only storage). Read-only bindings may
+	// overlap each other in any way.
 	ReadOnly bool
 	// MayOverlap says the kernel is written for this range to overlap another binding of
 	// the same buffer, a written one included, without being identical to it.

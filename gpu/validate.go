@@ -214,8 +214,9 @@ func checkUniform(s span, lim *Limits) error {
 
 // checkOverlap applies the aliasing rule to the storage bindings of one bind group.
 //
-// Every storage binding of this package's layouts is declared read_write, so two bindings
-// whose ranges of one buffer overlap may be a write racing a read inside one dispatch.
+// Storage bindings are declared read_write unless their Layout makes them read-only, so
+// two bindings whose ranges of one buffer overlap may be a write racing a read inside one
+// dispatch.
 // What kernels legitimately do is bind the very same range twice (an in-place op: source
 // and destination are one tensor, each invocation reading and then writing its own
 // elements), or read two overlapping views of one tensor. Hence two bindings of one buffer
