@@ -58,15 +58,22 @@ func Cases() []*Case {
 // Filter returns the cases whose name or op family contains substr, or one of its
 // alternatives separated by "|" (case-insensitive); an empty substr keeps all.
 func Filter(cases []*Case, substr string) []*Case {
+	return filterNamed(cases, substr, func(c *Case) (string, string) { return c.Name, c.Op })
+}
+
+// filterNamed returns the items whose name or op (named) contains substr, or one of its
+// alternatives separated by "|" (case-insensitive); an empty substr keeps all.
+func filterNamed[T any](items []T, substr string, named func(T) (name, op string)) []T {
 	if substr == "" {
-		return cases
+		return items
 	}
 	alts := strings.Split(strings.ToLower(substr), "|")
-	var out []*Case
-	for _, c := range cases {
+	var out []T
+	for _, it := range items {
+		name, op := named(it)
 		for _, s := range alts {
-			if strings.Contains(strings.ToLower(c.Name), s) || strings.Contains(strings.ToLower(c.Op), s) {
-				out = append(out, c)
+			if strings.Contains(strings.ToLower(name), s) || strings.Contains(strings.ToLower(op), s) {
+				out = append(out, it)
 				break
 			}
 		}

@@ -274,20 +274,7 @@ func PerfCases() []*PerfCase {
 // FilterPerf returns the cases whose name or op contains substr (case-insensitive); substr
 // may list alternatives separated by "|".
 func FilterPerf(cases []*PerfCase, substr string) []*PerfCase {
-	if substr == "" {
-		return cases
-	}
-	alts := strings.Split(strings.ToLower(substr), "|")
-	var out []*PerfCase
-	for _, c := range cases {
-		for _, s := range alts {
-			if strings.Contains(strings.ToLower(c.Name), s) || strings.Contains(strings.ToLower(c.Op), s) {
-				out = append(out, c)
-				break
-			}
-		}
-	}
-	return out
+	return filterNamed(cases, substr, func(c *PerfCase) (string, string) { return c.Name, c.Op })
 }
 
 // perfWeightTypes are the weight formats of the MUL_MAT sweep.
