@@ -221,18 +221,20 @@ func checkUniform(s span, lim *Limits) error {
 // and destination are one tensor, each invocation reading and then writing its own
 // elements), or read two overlapping views of one tensor. Hence two bindings of one buffer
 // are accepted when their ranges are disjoint, when they are identical (same offset and
-// size), when both are readOnly (the kernel writes neither), or when either has mayOverlap
-// set (the caller says the kernel is written for the overlap). Any other overlap, a
-// partial one involving a binding the kernel may write, is rejected.
-func checkOverlap(storage []span) error {
+// size), when both are read-only (readOnly set, or bit i of the layout's readOnly: the
+// kernel writes neither), or when either has mayOverlap set (the caller says the kernel is
+// written for the overlap). Any other overlap, a partial one involving a binding the kernel
+// may write, is rejected.
+func checkOverlap(storage []span, readOnly uint32) error {
 	for i := range storage {
 		a := storage[i]
+		aRO := a.readOnly || readOnly>>i&1 == 1
 		for j := i + 1; j < len(storage); j++ {
 			b := storage[j]
 			switch {
 			case a.id != b.id:
 			case a.offset == b.offset && a.size == b.size:
-			case a.readOnly && b.readOnly:
+			case aRO && (b.readOnly || readOnly>>j&1 == 1):
 			case a.mayOverlap || b.mayOverlap:
 			case a.offset < b.offset+b.size && b.offset < a.offset+a.size:
 				return fmt.Errorf("webgpu: storage bindings %d (at %d, %d bytes) and %d (at %d, %d bytes) partially overlap in one buffer "+
@@ -253,9 +255,6 @@ func checkBindGroup(l Layout, uniform span, storage []span, lim *Limits) error {
 		return fmt.Errorf("webgpu: the pipeline's layout has %d storage bindings, got %d", l.Storage, len(storage))
 	}
 	for i := range storage {
-		if l.ReadOnly>>i&1 == 1 {
-			storage[i].readOnly = true // the kernel cannot write it
-		}
 		for j := range storage {
 			if l.ReadOnly>>i&1 == 1 && l.ReadOnly>>j&1 == 0 && storage[i].id == storage[j].id {
 				return fmt.Errorf("webgpu: storage binding %d is read-only and binding %d read_write in one buffer", i, j)
@@ -273,7 +272,7 @@ func checkBindGroup(l Layout, uniform span, storage []span, lim *Limits) error {
 			return fmt.Errorf("webgpu: storage binding %d is the uniform buffer", i)
 		}
 	}
-	return checkOverlap(storage)
+	return checkOverlap(storage, l.ReadOnly)
 }
 
 // checkShader validates a compute shader's source and its layout: source not empty and free
