@@ -317,8 +317,8 @@ var quantFormats = map[Format]quantFormat{
   let h = b + 16u + 8u * (s & 3u);
   let o = b + 48u + 32u * (s >> 3u) + 8u * (s & 3u);
   let sh = 4u * (j & 1u);
-  return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) + 16.0 * uf4(ux4(NAME_bytes4(h), j, 1u), 0.0)) - m,
-                     d * (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * uf4(ux4(NAME_bytes4(h + 4u), j, 1u), 0.0)) - m);`},
+  return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) + 16.0 * bitx4(NAME_bytes4(h), j)) - m,
+                     d * (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * bitx4(NAME_bytes4(h + 4u), j)) - m);`},
 	// {u8 scales[16]; u8 qs[64]; f16 d; f16 dmin}: two halves of 128 elements, each four
 	// runs of 32: run r of half h takes bits 2r, 2r + 1 of qs[32 h ..]; one byte per 16
 	// elements (index s / 2 for group s) holds a 4-bit scale (low) and min (high);
@@ -342,8 +342,8 @@ var quantFormats = map[Format]quantFormat{
   let hm = b + 8u * (s & 3u);
   let sh = 2u * ((s >> 2u) & 3u);
   let hb = 4u * (s >> 4u) + ((s >> 2u) & 3u);
-  return mat2x4<f32>(d * (uf4(ux4(NAME_bytes4(o), sh, 3u), 4.0) + 4.0 * uf4(ux4(NAME_bytes4(hm), hb, 1u), 0.0)),
-                     d * (uf4(ux4(NAME_bytes4(o + 4u), sh, 3u), 4.0) + 4.0 * uf4(ux4(NAME_bytes4(hm + 4u), hb, 1u), 0.0)));`},
+  return mat2x4<f32>(d * (uf4(ux4(NAME_bytes4(o), sh, 3u), 4.0) + 4.0 * bitx4(NAME_bytes4(hm), hb)),
+                     d * (uf4(ux4(NAME_bytes4(o + 4u), sh, 3u), 4.0) + 4.0 * bitx4(NAME_bytes4(hm + 4u), hb)));`},
 	// {u8 e; u8 qs[16]}: E2M1 nibbles ordered as Q4_0's, doubled (fp4x4), under the
 	// E8M0 exponent e halved: x = v * 2^(e - 128) (2^-128 and 2^-127 for e = 0, 1, as
 	// ggml_e8m0_to_fp32_half).
@@ -495,7 +495,7 @@ func (q quantFormat) accessors(name string, binding int, readOnly bool) string {
   let sh = (a & 3u) * 8u;
   let lo = NAME[i];
   let hi = NAME[i + 1u];
-  return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
+  return select((lo >> sh) | (hi << ((32u - sh) & 31u)), lo, sh == 0u);
 }
 fn NAME_get8(i: u32) -> mat2x4<f32> {
   let b = p.NAME_off + (i >> `+fmt.Sprint(shift)+`u) * `+fmt.Sprint(q.bytes)+`u;
@@ -552,7 +552,7 @@ fn NAME_bytes4u(w: u32, a: u32) -> u32 {
   let sh = (a & 3u) * 8u;
   let lo = NAME[i];
   let hi = NAME[i + 1u];
-  return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
+  return select((lo >> sh) | (hi << ((32u - sh) & 31u)), lo, sh == 0u);
 }
 fn NAME_get8u(unit_word: u32, blk: u32, s: u32) -> mat2x4<f32> {
   let b = blk * %du;%s

@@ -67,7 +67,14 @@ fn bytes1024(w: u32) -> vec4<f32> { return lanes1024(w & 0x00ff00ffu, (w >> 8u) 
 // signed values; the four nibbles at bit sh of each byte of w; bits 0..3 of h.
 fn i8x4(w: u32) -> vec4<f32> { return bytes1024(w ^ 0x80808080u) - 1152.0; }
 fn u4x4(w: u32, sh: u32) -> vec4<f32> { return uf4(ux4(w, sh, 15u), 0.0); }
-fn bits4(h: u32) -> vec4<f32> { return uf4((vec4<u32>(h) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u), 0.0); }
+// Single bits become 0.0 or 1.0 by a select, never through uf4: the NVIDIA compiler (driver
+// 580) folds float constants across uf4's subtraction, so that 2 uf4(b) - 1 came out as
+// 2 (2^23 + b) - (2^24 + 1), whose constant f32 cannot hold (0 or 2 for -1 or 1), and
+// u + 16 uf4(b) lost u; 490 of 2,993 conformance cases (Q5_0, Q5_1, Q5_K, Q3_K, Q1_0 and
+// the IQ2/IQ3 signs) failed on an H200 and passed on lavapipe.
+fn bits4(h: u32) -> vec4<f32> { return select(vec4<f32>(0.0), vec4<f32>(1.0), (vec4<u32>(h) & vec4<u32>(1u, 2u, 4u, 8u)) != vec4<u32>(0u)); }
+// Bit sh of each byte of w, as 0.0 or 1.0 (see bits4).
+fn bitx4(w: u32, sh: u32) -> vec4<f32> { return select(vec4<f32>(0.0), vec4<f32>(1.0), ux4(w, sh, 1u) != vec4<u32>(0u)); }
 // The bits at bit sh of each byte of w under mask (sh + width <= 8).
 fn ux4(w: u32, sh: u32, mask: u32) -> vec4<u32> {
   return (vec4<u32>(w) >> vec4<u32>(sh, sh + 8u, sh + 16u, sh + 24u)) & vec4<u32>(mask);
