@@ -495,7 +495,7 @@ func (q quantFormat) accessors(name string, binding int, readOnly bool) string {
   let sh = (a & 3u) * 8u;
   let lo = NAME[i];
   let hi = NAME[i + 1u];
-  return select((lo >> sh) | (hi << ((32u - sh) & 31u)), lo, sh == 0u);
+  return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
 }
 fn NAME_get8(i: u32) -> mat2x4<f32> {
   let b = p.NAME_off + (i >> `+fmt.Sprint(shift)+`u) * `+fmt.Sprint(q.bytes)+`u;
@@ -552,7 +552,7 @@ fn NAME_bytes4u(w: u32, a: u32) -> u32 {
   let sh = (a & 3u) * 8u;
   let lo = NAME[i];
   let hi = NAME[i + 1u];
-  return select((lo >> sh) | (hi << ((32u - sh) & 31u)), lo, sh == 0u);
+  return select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u);
 }
 fn NAME_get8u(unit_word: u32, blk: u32, s: u32) -> mat2x4<f32> {
   let b = blk * %du;%s
