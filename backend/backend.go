@@ -54,15 +54,7 @@ type Backend struct {
 	// writeNS) when the backend's first graph began: the model's upload is not between
 	// graphs.
 	readBase, writeBase int64
-	snap                []byte // SnapshotBuffer's memory
-}
-
-// SnapshotBuffer builds the snapshot of the next graph to Compute with build, in memory
-// the backend reuses graph after graph (a decode graph's snapshot is about 1 MiB for an 8B
-// model), and returns it. Compute keeps no reference to the snapshot it is given.
-func (b *Backend) SnapshotBuffer(build func(buf []byte) []byte) []byte {
-	b.snap = build(b.snap[:0])
-	return b.snap
+	snap                []byte // the snapshot a graph no cached plan matched was built in
 }
 
 // Stats counts a backend's work.
@@ -164,6 +156,16 @@ const scratchRetries = 3
 // (or binds a scratch buffer replaced since). It fails before submitting anything when a
 // node is unsupported or not in this device's buffers.
 func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error {
+	return b.ComputeMatching(func(cached []byte) bool { return bytes.Equal(cached, snapshot) },
+		func(buf []byte) []byte { return append(buf, snapshot...) }, nodes)
+}
+
+// ComputeMatching is Compute for a host that can tell whether its graph is the one a
+// cached snapshot describes (equal) without building its own snapshot, which build
+// appends to a buffer only when no cached graph matches: a reused decode graph is then
+// compared in place, where building its snapshot first copied as many bytes again (about
+// 1 MiB for an 8B model's decode graph).
+func (b *Backend) ComputeMatching(equal func(cached []byte) bool, build func(buf []byte) []byte, nodes func() []*tensor.Tensor) error {
 	start := time.Now()
 	if b.stats.Graphs == 0 {
 		b.readBase, b.writeBase = b.Dev.readNS.Load(), b.Dev.writeNS.Load()
@@ -174,7 +176,7 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error 
 		b.lastSync = time.Time{}
 	}
 	for try, at := 1, start; ; try, at = try+1, time.Now() {
-		err := b.compute(at, snapshot, nodes)
+		err := b.compute(at, equal, build, nodes)
 		if !errors.Is(err, errScratchMoved) || try == scratchRetries {
 			return err
 		}
@@ -182,9 +184,9 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error 
 }
 
 // compute is one attempt of Compute: the cached graph, or the graph compiled, run.
-func (b *Backend) compute(start time.Time, snapshot []byte, nodes func() []*tensor.Tensor) error {
+func (b *Backend) compute(start time.Time, equal func([]byte) bool, build func([]byte) []byte, nodes func() []*tensor.Tensor) error {
 	d := b.Dev
-	c := b.lookup(snapshot)
+	c := b.lookup(equal)
 	if c != nil && d.scratchStale(c) {
 		b.plans = b.plans[1:] // lookup put it first
 		c = nil
@@ -224,7 +226,8 @@ func (b *Backend) compute(start time.Time, snapshot []byte, nodes func() []*tens
 		if err != nil {
 			return err
 		}
-		c = &compiled{snapshot: append([]byte(nil), snapshot...), steps: steps, scratchGen: gen}
+		b.snap = build(b.snap[:0])
+		c = &compiled{snapshot: append([]byte(nil), b.snap...), steps: steps, scratchGen: gen}
 		if b.ahead {
 			c.output = d.outputOf(ns)
 		}
@@ -267,9 +270,9 @@ func (b *Backend) Order(nodes []*tensor.Tensor, root func(t *tensor.Tensor) any)
 	return sched.Order(nodes, &l, root)
 }
 
-func (b *Backend) lookup(snapshot []byte) *compiled {
+func (b *Backend) lookup(equal func(cached []byte) bool) *compiled {
 	for i, c := range b.plans {
-		if bytes.Equal(c.snapshot, snapshot) {
+		if equal(c.snapshot) {
 			copy(b.plans[1:i+1], b.plans[:i])
 			b.plans[0] = c
 			return c

@@ -150,17 +150,34 @@ func TestScratchReleasedOnGrowth(t *testing.T) {
 	require.Equal(t, gen+1, d.scratch.gen.Load(), "no growth for what fits")
 }
 
-// The snapshot buffer is the same memory graph after graph.
-func TestSnapshotBufferReused(t *testing.T) {
-	b, err := NewBackend(firstDevice(t))
+// TestComputeMatching checks that a graph a cached plan matches runs without building
+// its snapshot, and that one no plan matches builds it once, in memory reused graph after
+// graph.
+func TestComputeMatching(t *testing.T) {
+	d := firstDevice(t)
+	b, err := NewBackend(d)
 	require.NoError(t, err)
 	defer b.Close()
-	first := b.SnapshotBuffer(func(buf []byte) []byte { return append(buf, make([]byte, 4096)...) })
-	require.Len(t, first, 4096)
-	second := b.SnapshotBuffer(func(buf []byte) []byte {
-		require.Empty(t, buf)
-		return append(buf, 1, 2, 3)
-	})
-	require.Equal(t, []byte{1, 2, 3}, second)
-	require.Same(t, &first[0], &second[0], "no new memory for a smaller snapshot")
+	g := newMulMatGraph(t, d, 8, 2, 16, 1)
+	nodes := func() []*tensor.Tensor { return []*tensor.Tensor{g.dst} }
+	builds := 0
+	build := func(snap string) func([]byte) []byte {
+		return func(buf []byte) []byte {
+			builds++
+			require.Empty(t, buf)
+			return append(buf, snap...)
+		}
+	}
+	never := func([]byte) bool { return false }
+	require.NoError(t, b.ComputeMatching(never, build("first"), nodes))
+	require.Equal(t, 1, builds)
+	mem := &b.snap[0]
+	is := func(snap string) func([]byte) bool { return func(c []byte) bool { return string(c) == snap } }
+	require.NoError(t, b.ComputeMatching(is("first"), build("unused"), nodes))
+	require.Equal(t, 1, builds, "a cached graph is matched in place")
+	require.Equal(t, 1, b.stats.Reused)
+	require.NoError(t, b.ComputeMatching(never, build("other"), nodes))
+	require.Equal(t, 2, builds)
+	require.Same(t, mem, &b.snap[0], "no new memory for a snapshot that fits")
+	require.NoError(t, b.Synchronize())
 }

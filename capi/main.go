@@ -535,8 +535,9 @@ func gwBackendGraphCompute(b *C.struct_ggml_backend, g *C.struct_ggml_cgraph) (s
 		}
 		return out
 	}
-	snap := bk.SnapshotBuffer(func(buf []byte) []byte { return snapshot(buf, nodes) })
-	if err := bk.Compute(snap, convert); err != nil {
+	equal := func(cached []byte) bool { return snapshotEqual(cached, nodes) }
+	build := func(buf []byte) []byte { return snapshot(buf, nodes) }
+	if err := bk.ComputeMatching(equal, build, convert); err != nil {
 		logErr("graph_compute on %s: %v", bk.Dev.Name, err)
 		return C.GW_STATUS_FAILED
 	}

@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"bytes"
 	"unsafe"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
@@ -69,4 +70,30 @@ func snapshot(out []byte, nodes []*C.struct_ggml_tensor) []byte {
 		}
 	}
 	return out
+}
+
+// snapshotEqual reports whether snapshot(nil, nodes) would equal cached, comparing the
+// tensors' bytes in place (stopping at the first difference) instead of copying them.
+func snapshotEqual(cached []byte, nodes []*C.struct_ggml_tensor) bool {
+	const size = C.sizeof_struct_ggml_tensor
+	off := 0
+	same := func(t *C.struct_ggml_tensor) bool {
+		if len(cached)-off < size {
+			return false
+		}
+		ok := bytes.Equal(cached[off:off+size], unsafe.Slice((*byte)(unsafe.Pointer(t)), size))
+		off += size
+		return ok
+	}
+	for _, t := range nodes {
+		if !same(t) {
+			return false
+		}
+		for _, s := range t.src {
+			if s != nil && !same(s) {
+				return false
+			}
+		}
+	}
+	return off == len(cached)
 }
