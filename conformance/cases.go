@@ -45,6 +45,7 @@ func Cases() []*Case {
 	cs = append(cs, faChainCases()...)
 	cs = append(cs, kvStoreCases()...)
 	cs = append(cs, addNormCases()...)
+	cs = append(cs, matVecNormCases()...)
 	cs = append(cs, halfCases()...)
 	cs = append(cs, mulMatDequantCases()...)
 	cs = append(cs, mmPairCases()...)
