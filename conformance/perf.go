@@ -240,6 +240,11 @@ func PerfCases() []*PerfCase {
 			cs = append(cs, perfMulMatCold(ta, km[0], km[1], 1))
 		}
 	}
+	// The formats with single-bit fields (their bits by a select: bits4 in common.wgsl),
+	// one column, weights beyond the L2 cache.
+	for _, ta := range []tensor.Type{tensor.Q5_0, tensor.Q5_K, tensor.Q3_K, tensor.IQ2_XXS, tensor.IQ3_S} {
+		cs = append(cs, perfMulMatCold(ta, 4096, 14336, 1))
+	}
 	// The other decode products of 1B and 8B models (Q, O, down) in the 4-bit formats.
 	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K} {
 		for _, km := range [][2]int64{{2048, 2048}, {8192, 2048}, {4096, 4096}} {
