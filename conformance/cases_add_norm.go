@@ -48,31 +48,41 @@ func addNormCase(norm string, ne, bNe, wNe [4]int64, variant string) *Case {
 			} else {
 				sum = l.Add(ctx, attn, inp)
 			}
-			var n ggml.Tensor
-			switch {
-			case norm == "norm":
-				n = l.Norm(ctx, sum, 1e-5)
-			case variant == addNormNormInPlace || variant == addNormLastNorm:
-				n = l.RMSNormInplace(ctx, sum, 1e-6)
-			default:
-				n = l.RMSNorm(ctx, sum, 1e-6)
-			}
-			var out ggml.Tensor
-			if variant == addNormMulInPlace {
-				out = l.MulInplace(ctx, n, w)
-			} else {
-				out = l.Mul(ctx, n, w)
-			}
-			switch variant {
-			case addNormSumOutput:
-				l.SetOutput(sum)
-				b.Check(sum)
-				return out
-			case addNormLastNorm:
-				return out
-			}
-			return l.Add(ctx, out, sum)
+			return addNormRest(b, sum, w, norm, 1e-6, variant)
 		}}
+}
+
+// addNormRest builds what follows llama's residual sum in the GRAPH(add+norm) forms:
+// the norm of sum (norm "rms_norm", with epsilon rmsEps, or "norm"; in place over the sum
+// for the norm_inplace and last_norm forms), its MUL by w (in place for mul_inplace), and
+// what reads them: the sum as a graph output (sum_output), nothing more (last_norm), else
+// the next residual, ADD(result, sum).
+func addNormRest(b *Builder, sum, w ggml.Tensor, norm string, rmsEps float32, variant string) ggml.Tensor {
+	l, ctx := b.L, b.Ctx
+	var n ggml.Tensor
+	switch {
+	case norm == "norm":
+		n = l.Norm(ctx, sum, 1e-5)
+	case variant == addNormNormInPlace || variant == addNormLastNorm:
+		n = l.RMSNormInplace(ctx, sum, rmsEps)
+	default:
+		n = l.RMSNorm(ctx, sum, rmsEps)
+	}
+	var out ggml.Tensor
+	if variant == addNormMulInPlace {
+		out = l.MulInplace(ctx, n, w)
+	} else {
+		out = l.Mul(ctx, n, w)
+	}
+	switch variant {
+	case addNormSumOutput:
+		l.SetOutput(sum)
+		b.Check(sum)
+		return out
+	case addNormLastNorm:
+		return out
+	}
+	return l.Add(ctx, out, sum)
 }
 
 // addNormCases are the GRAPH(add+norm) cases.

@@ -18,14 +18,10 @@ import (
 // forms ggml builds (the sum over the product, the result over the norm, the norm over a
 // sum not read again).
 
-// matVecNormVariants are the forms matVecNormCase builds besides the plain one.
-const (
-	matVecNormResFirst   = "res_first"   // ADD(inpSA, product)
-	matVecNormSumInPlace = "sum_inplace" // the sum stored over the product
-	matVecNormMulInPlace = "mul_inplace" // the result stored over the norm
-	matVecNormSumOutput  = "sum_output"  // the sum is a graph output, not read again
-	matVecNormLastNorm   = "last_norm"   // the norm stored over the sum, not read again
-)
+// matVecNormResFirst is the form of matVecNormCase that adds the product to the residual
+// (ADD(inpSA, product)); the others are addNormCase's (addNormSumInPlace: the sum over
+// the product, addNormMulInPlace, addNormSumOutput, addNormLastNorm).
+const matVecNormResFirst = "res_first"
 
 // matVecNormCase builds the pattern with an m x k weight of type ta.
 func matVecNormCase(ta tensor.Type, m, k int64, variant string) *Case {
@@ -46,32 +42,12 @@ func matVecNormCase(ta tensor.Type, m, k int64, variant string) *Case {
 			switch variant {
 			case matVecNormResFirst:
 				sum = l.Add(ctx, inp, mm)
-			case matVecNormSumInPlace:
+			case addNormSumInPlace:
 				sum = l.AddInplace(ctx, mm, inp)
 			default:
 				sum = l.Add(ctx, mm, inp)
 			}
-			var n ggml.Tensor
-			if variant == matVecNormLastNorm {
-				n = l.RMSNormInplace(ctx, sum, 1e-5)
-			} else {
-				n = l.RMSNorm(ctx, sum, 1e-5)
-			}
-			var out ggml.Tensor
-			if variant == matVecNormMulInPlace {
-				out = l.MulInplace(ctx, n, nw)
-			} else {
-				out = l.Mul(ctx, n, nw)
-			}
-			switch variant {
-			case matVecNormSumOutput:
-				l.SetOutput(sum)
-				b.Check(sum)
-				return out
-			case matVecNormLastNorm:
-				return out
-			}
-			return l.Add(ctx, out, sum)
+			return addNormRest(b, sum, nw, "rms_norm", 1e-5, variant)
 		}}
 }
 
@@ -79,15 +55,15 @@ func matVecNormCase(ta tensor.Type, m, k int64, variant string) *Case {
 func matVecNormCases() []*Case {
 	return []*Case{
 		matVecNormCase(tensor.F16, 300, 256, ""),
-		matVecNormCase(tensor.F16, 2048, 512, ""), // the 1B model's rows: one round of 8 x 256
+		matVecNormCase(tensor.F16, 2048, 512, ""), // the 1B model's rows
 		matVecNormCase(tensor.F16, 4099, 64, matVecNormResFirst),
-		matVecNormCase(tensor.F16, 1000, 128, matVecNormSumInPlace),
-		matVecNormCase(tensor.F16, 1000, 128, matVecNormMulInPlace),
-		matVecNormCase(tensor.F16, 777, 128, matVecNormSumOutput),
-		matVecNormCase(tensor.F16, 777, 128, matVecNormLastNorm),
+		matVecNormCase(tensor.F16, 1000, 128, addNormSumInPlace),
+		matVecNormCase(tensor.F16, 1000, 128, addNormMulInPlace),
+		matVecNormCase(tensor.F16, 777, 128, addNormSumOutput),
+		matVecNormCase(tensor.F16, 777, 128, addNormLastNorm),
 		matVecNormCase(tensor.Q4_0, 1000, 512, ""),
 		matVecNormCase(tensor.Q4_K, 4096, 4096, ""), // the integer kernel (2^24 weights)
-		matVecNormCase(tensor.Q4_K, 4096, 4096, matVecNormSumInPlace),
+		matVecNormCase(tensor.Q4_K, 4096, 4096, addNormSumInPlace),
 		matVecNormCase(tensor.Q6_K, 2051, 512, ""),
 		matVecNormCase(tensor.Q6_K, 4096, 1024, matVecNormResFirst),
 	}
