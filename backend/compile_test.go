@@ -1,9 +1,12 @@
 package backend
 
 import (
+	"encoding/binary"
+	"math"
 	"testing"
 
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 	"github.com/stretchr/testify/require"
 )
@@ -38,4 +41,45 @@ func TestReadOnlyOperands(t *testing.T) {
 	// the output in the weights' buffer (a copy into a cache, say): only the other input
 	got = readOnlyOperands(spec, []gpu.Binding{{Buffer: weights}, {Buffer: compute}, {Buffer: weights}})
 	require.Equal(t, []bool{false, true, false}, ro(got))
+}
+
+// TestAblate: with EnvAblate's pattern, a matching dispatch runs one workgroup (the first
+// rows of a mat-vec are computed, the last left as they were) and other graphs are
+// untouched; an empty or invalid pattern ablates nothing.
+func TestAblate(t *testing.T) {
+	require.Nil(t, ablatePattern(""))
+	require.Nil(t, ablatePattern("mul_mat_vec["), "not a regular expression: ignored")
+	require.True(t, ablatePattern("^mm mul_mat").MatchString("mm mul_mat_vec8"))
+
+	d := newDevice(firstDevice(t).Index, firstDevice(t).adapter) // a device of its own
+	_, err := d.open()
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.exe.Close()
+		d.gpu.Close()
+	})
+	d.ablate = ablatePattern("^mm ")
+	b, err := NewBackend(d)
+	require.NoError(t, err)
+	defer b.Close()
+	g := newMulMatGraph(t, d, 4096, 1, 64, 3)
+	off := g.dst.Loc.Addr - g.buf.Base()
+	require.NoError(t, g.buf.Memset(off, g.dst.Extent(), 0))
+	require.NoError(t, b.Compute([]byte("ablated"), func() []*tensor.Tensor { return []*tensor.Tensor{g.dst} }))
+	require.NoError(t, b.Synchronize())
+	got := make([]byte, g.dst.Extent())
+	require.NoError(t, g.buf.Read(off, got))
+	first := math.Float32frombits(binary.LittleEndian.Uint32(got))
+	last := math.Float32frombits(binary.LittleEndian.Uint32(got[len(got)-4:]))
+	require.InDelta(t, g.want[0], first, 1e-3*(1+math.Abs(g.want[0])), "the one workgroup's rows")
+	require.NotZero(t, g.want[len(g.want)-1])
+	require.Zero(t, last, "the rows of the workgroups left out are not written")
+
+	d.ablate = ablatePattern("^other ")
+	c, err := NewBackend(d)
+	require.NoError(t, err)
+	defer c.Close()
+	g.compute(t, c, "whole") // a pattern that matches nothing: the product is right
 }

@@ -3,6 +3,7 @@ package backend
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +58,11 @@ const (
 	// EnvDequantChunkKB caps, in KiB, the F16 rows of one dequantized weight chunk
 	// (ops.Limits.DequantChunkBytes; default 32 MiB).
 	EnvDequantChunkKB = "GGML_WGPU_DEQUANT_CHUNK_KB"
+	// EnvAblate, a regular expression, makes every dispatch whose node name and kernel
+	// ("ffn_out mul_mat_vec_q4") it matches run one workgroup only: results are wrong, and
+	// the time a model's tokens lose with a kernel at full size is what that kernel costs
+	// beyond a dependent dispatch of one workgroup, inside the graph (for profiling).
+	EnvAblate = "GGML_WGPU_ABLATE"
 )
 
 // envInt reads a positive integer variable (0 when unset or invalid).
@@ -106,6 +112,24 @@ type Device struct {
 
 	// readWriteOnly: every operand is bound read_write (EnvReadOnly=0), for comparisons.
 	readWriteOnly bool
+	// ablate matches the "node kernel" names of the dispatches that run one workgroup
+	// (EnvAblate), or is nil.
+	ablate *regexp.Regexp
+}
+
+// ablatePattern compiles EnvAblate's value v: nil when empty or not a regular expression
+// (logged).
+func ablatePattern(v string) *regexp.Regexp {
+	if v == "" {
+		return nil
+	}
+	re, err := regexp.Compile(v)
+	if err != nil {
+		logf(LogWarn, "%s ignored: %v", EnvAblate, err)
+		return nil
+	}
+	logf(LogWarn, "%s=%q: matching dispatches run one workgroup, their results are wrong", EnvAblate, v)
+	return re
 }
 
 func newDevice(index int, a *gpu.Adapter) *Device {
@@ -117,6 +141,7 @@ func newDevice(index int, a *gpu.Adapter) *Device {
 		buffers: map[uint64]*Buffer{},
 
 		readWriteOnly: os.Getenv(EnvReadOnly) == "0",
+		ablate:        ablatePattern(os.Getenv(EnvAblate)),
 	}
 	info := a.Info
 	desc := strings.TrimSpace(info.Description)
