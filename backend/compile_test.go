@@ -51,16 +51,14 @@ func TestAblate(t *testing.T) {
 	require.Nil(t, ablatePattern("mul_mat_vec["), "not a regular expression: ignored")
 	require.True(t, ablatePattern("^mm mul_mat").MatchString("mm mul_mat_vec8"))
 
-	d := newDevice(firstDevice(t).Index, firstDevice(t).adapter) // a device of its own
-	_, err := d.open()
-	require.NoError(t, err)
-	t.Cleanup(func() {
+	d := firstDevice(t)
+	setAblate := func(v string) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		d.exe.Close()
-		d.gpu.Close()
-	})
-	d.ablate = ablatePattern("^mm ")
+		d.ablate = ablatePattern(v)
+	}
+	defer setAblate("")
+	setAblate("^mm ")
 	b, err := NewBackend(d)
 	require.NoError(t, err)
 	defer b.Close()
@@ -77,7 +75,7 @@ func TestAblate(t *testing.T) {
 	require.NotZero(t, g.want[len(g.want)-1])
 	require.Zero(t, last, "the rows of the workgroups left out are not written")
 
-	d.ablate = ablatePattern("^other ")
+	setAblate("^other ")
 	c, err := NewBackend(d)
 	require.NoError(t, err)
 	defer c.Close()
