@@ -53,47 +53,49 @@ func (r *reader) tensor(t *C.struct_ggml_tensor) *tensor.Tensor {
 	return g
 }
 
+// snapshotTensors calls visit on every node and then each of its sources, in the order
+// of a snapshot's bytes, until visit returns false; it reports whether none did.
+func snapshotTensors(nodes []*C.struct_ggml_tensor, visit func(t *C.struct_ggml_tensor) bool) bool {
+	for _, t := range nodes {
+		if !visit(t) {
+			return false
+		}
+		for _, s := range t.src {
+			if s != nil && !visit(s) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// tensorBytes is the raw struct of t.
+func tensorBytes(t *C.struct_ggml_tensor) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(t)), C.sizeof_struct_ggml_tensor)
+}
+
 // snapshot appends to out the raw bytes of every node and of each node's sources: equal
 // snapshots mean an identical graph (same ops, shapes, strides, parameters, data
 // addresses and buffers), so a compiled plan can be reused.
 func snapshot(out []byte, nodes []*C.struct_ggml_tensor) []byte {
-	const size = C.sizeof_struct_ggml_tensor
-	add := func(t *C.struct_ggml_tensor) {
-		out = append(out, unsafe.Slice((*byte)(unsafe.Pointer(t)), size)...)
-	}
-	for _, t := range nodes {
-		add(t)
-		for _, s := range t.src {
-			if s != nil {
-				add(s)
-			}
-		}
-	}
+	snapshotTensors(nodes, func(t *C.struct_ggml_tensor) bool {
+		out = append(out, tensorBytes(t)...)
+		return true
+	})
 	return out
 }
 
 // snapshotEqual reports whether snapshot(nil, nodes) would equal cached, comparing the
 // tensors' bytes in place (stopping at the first difference) instead of copying them.
 func snapshotEqual(cached []byte, nodes []*C.struct_ggml_tensor) bool {
-	const size = C.sizeof_struct_ggml_tensor
-	off := 0
-	same := func(t *C.struct_ggml_tensor) bool {
-		if len(cached)-off < size {
+	rest := cached
+	same := snapshotTensors(nodes, func(t *C.struct_ggml_tensor) bool {
+		b := tensorBytes(t)
+		if len(rest) < len(b) || !bytes.Equal(rest[:len(b)], b) {
 			return false
 		}
-		ok := bytes.Equal(cached[off:off+size], unsafe.Slice((*byte)(unsafe.Pointer(t)), size))
-		off += size
-		return ok
-	}
-	for _, t := range nodes {
-		if !same(t) {
-			return false
-		}
-		for _, s := range t.src {
-			if s != nil && !same(s) {
-				return false
-			}
-		}
-	}
-	return off == len(cached)
+		rest = rest[len(b):]
+		return true
+	})
+	return same && len(rest) == 0
 }
