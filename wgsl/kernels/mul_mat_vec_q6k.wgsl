@@ -97,14 +97,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var r = 0u; r < 4u; r = r + 1u) { x[r] = x4(e + 32u * r); }
       let xs = vec4<f32>(dot(x[0], vec4<f32>(1.0)), dot(x[1], vec4<f32>(1.0)), dot(x[2], vec4<f32>(1.0)), dot(x[3], vec4<f32>(1.0)));
         for (var r = 0u; r < ROWS; r = r + 1u) {
-          let blk = src0_q6block(a + min(i0 + r, p.M - 1u) * p.A.y) + 210u * k; // its byte
+          let row = a + min(i0 + r, p.M - 1u) * p.A.y; // the row's first element
+          let blk = src0_q6block(row) + 210u * k; // its byte
           if ((blk & 2u) == 0u) {
             acc[r] = acc[r] + block16(blk >> 2u, 0u, t, &x, xs);
           } else {
             acc[r] = acc[r] + block16(blk >> 2u, 2u, t, &x, xs);
           }
 #if GLU
-          let blkb = src0b_q6block(a + min(i0 + r, p.M - 1u) * p.A.y) + 210u * k; // same strides
+          let blkb = src0b_q6block(row) + 210u * k; // same strides
           if ((blkb & 2u) == 0u) {
             acc[ROWS + r] = acc[ROWS + r] + block16b(blkb >> 2u, 0u, t, &x, xs);
           } else {
