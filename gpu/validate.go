@@ -226,15 +226,15 @@ func checkUniform(s span, lim *Limits) error {
 // written for the overlap). Any other overlap, a partial one involving a binding the kernel
 // may write, is rejected.
 func checkOverlap(storage []span, readOnly uint32) error {
+	ro := func(i int) bool { return storage[i].readOnly || readOnly>>i&1 == 1 }
 	for i := range storage {
 		a := storage[i]
-		aRO := a.readOnly || readOnly>>i&1 == 1
 		for j := i + 1; j < len(storage); j++ {
 			b := storage[j]
 			switch {
 			case a.id != b.id:
 			case a.offset == b.offset && a.size == b.size:
-			case aRO && (b.readOnly || readOnly>>j&1 == 1):
+			case ro(i) && ro(j):
 			case a.mayOverlap || b.mayOverlap:
 			case a.offset < b.offset+b.size && b.offset < a.offset+a.size:
 				return fmt.Errorf("webgpu: storage bindings %d (at %d, %d bytes) and %d (at %d, %d bytes) partially overlap in one buffer "+
