@@ -163,3 +163,54 @@ func corruptScalesRun(t *testing.T) {
 		}
 	}
 }
+
+// mxfp4BigCases are MXFP4 weights whose E8M0 exponents in the even rows are 241 to 246
+// (scales 2^113 to 2^118, where the kernels' routine takes its values' 2^15 first: the
+// scale times 2^15 would overflow), by 1, 4 and 9 columns of small activations (so that
+// the sums stay finite; not so small that the CPU backend's f16 scales of its 8-bit
+// activations underflow) and GET_ROWS of every row.
+func mxfp4BigCases() []*Case {
+	const k, rows = 512, 8
+	weight := func(b *Builder) ggml.Tensor {
+		w := b.New("w", tensor.MXFP4, k, rows)
+		b.Patch(w, func(raw []byte) {
+			bb, per := tensor.MXFP4.Size(), k/tensor.MXFP4.BlockElems()
+			for r := 0; r < rows; r += 2 {
+				for j := 0; j < per; j++ {
+					raw[(r*per+j)*bb] = byte(241 + (r*per+j)%6)
+				}
+			}
+		})
+		return w
+	}
+	var cs []*Case
+	for _, n := range []int64{1, 4, 9} {
+		cs = append(cs, &Case{Name: fmt.Sprintf("MUL_MAT(type_a=mxfp4,big_exponents,n=%d)", n), Op: "MUL_MAT",
+			Types: "mxfp4 x f32", MaxNMSE: MulMatMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				w := weight(b)
+				x := b.New("x", f32, k, n)
+				b.Init(x, Uniform(-1e-2, 1e-2))
+				return b.L.MulMat(b.Ctx, w, x)
+			}})
+	}
+	return append(cs, &Case{Name: "GET_ROWS(type=mxfp4,big_exponents)", Op: "GET_ROWS", Types: "mxfp4", MaxNMSE: 1e-7,
+		Build: func(b *Builder) ggml.Tensor {
+			w := weight(b)
+			ids := b.New("rows", tensor.I32, rows)
+			b.Init(ids, func(_ *rand.Rand, n int) []float32 {
+				v := make([]float32, n)
+				for i := range v {
+					v[i] = float32(i)
+				}
+				return v
+			})
+			return b.L.GetRows(b.Ctx, w, ids)
+		}})
+}
+
+// TestMXFP4BigExponents runs mxfp4BigCases against the CPU backend: the results are
+// finite and within the usual NMSE.
+func TestMXFP4BigExponents(t *testing.T) {
+	runSuite(t, openTestEnv(t), mxfp4BigCases())
+}

@@ -344,23 +344,27 @@ var quantFormats = map[Format]quantFormat{
   let hb = 4u * (s >> 4u) + ((s >> 2u) & 3u);
   return mat2x4<f32>(d * (uf4(ux4(NAME_bytes4(o), sh, 3u), 4.0) + 4.0 * bitx4(NAME_bytes4(hm), hb)),
                      d * (uf4(ux4(NAME_bytes4(o + 4u), sh, 3u), 4.0) + 4.0 * bitx4(NAME_bytes4(hm + 4u), hb)));`},
-	// {u8 e; u8 qs[16]}: E2M1 nibbles ordered as Q4_0's, doubled (fp4x4), under the
-	// E8M0 exponent e halved: x = v * 2^(e - 128) (2^-128 and 2^-127 for e = 0, 1, as
-	// ggml_e8m0_to_fp32_half).
+	// {u8 e; u8 qs[16]}: E2M1 nibbles ordered as Q4_0's (fp4h4: their values times
+	// 2^-14), under the E8M0 exponent e: x = v * 2^(e - 127), the scale 2^(e - 128)
+	// (2^-128 and 2^-127 for e = 0, 1, as ggml_e8m0_to_fp32_half) times 2^15. Past e = 240
+	// that product overflows, so there the values take 2^15 first.
 	MXFP4: {"mxfp4", 32, 17, `
   let e = NAME_bytes4(b) & 0xffu;
   let d = select(bitcast<f32>((e - 1u) << 23u), bitcast<f32>(0x00200000u << e), e < 2u);
+  let big = e > 240u;
+  let f = select(d * 32768.0, d, big);
+  let g = select(1.0, 32768.0, big);
   let o = b + 1u + 8u * (s & 1u);
   let sh = 4u * (s >> 1u);
-  return mat2x4<f32>(d * fp4x4(NAME_bytes4(o), sh), d * fp4x4(NAME_bytes4(o + 4u), sh));`},
+  return mat2x4<f32>(f * (g * fp4h4(NAME_bytes4(o), sh)), f * (g * fp4h4(NAME_bytes4(o + 4u), sh)));`},
 	// {u8 d[4]; u8 qs[32]}: four sub-blocks of 16 elements, sub-block k scaled by the UE4M3
 	// byte d[k] (ue4m3, halved) with its elements j < 8 the low nibbles of qs[8k + j] and
-	// j + 8 their high nibbles, E2M1 doubled (fp4x4): x = v * d_k.
+	// j + 8 their high nibbles, E2M1 (fp4h4, times 2^-14): x = 2 v d_k.
 	NVFP4: {"nvfp4", 64, 36, `
-  let d = ue4m3(NAME_bytes4(b + (s >> 1u)) & 0xffu);
+  let d = 32768.0 * ue4m3(NAME_bytes4(b + (s >> 1u)) & 0xffu);
   let o = b + 4u + 8u * (s >> 1u);
   let sh = 4u * (s & 1u);
-  return mat2x4<f32>(d * fp4x4(NAME_bytes4(o), sh), d * fp4x4(NAME_bytes4(o + 4u), sh));`},
+  return mat2x4<f32>(d * fp4h4(NAME_bytes4(o), sh), d * fp4h4(NAME_bytes4(o + 4u), sh));`},
 	// {u8 qs[48]; u8 qh[4]; f16 d}: ternary digits, five per byte of qs and four per byte
 	// of qh (tq1x4). Elements 0..159 are digit n = e / 32 of qs[e % 32], 160..239 digit
 	// (e - 160) / 16 of qs[32 + e % 16], 240..255 digit (e - 240) / 4 of qh[e % 4];
