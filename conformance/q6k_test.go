@@ -38,14 +38,17 @@ func TestQ6KPlans(t *testing.T) {
 }
 
 // TestConformanceQ6K runs q6kCases against the CPU backend with the Q6_K mat-vec's
-// default shapes and, in child processes, with 4 rows of 128 invocations and 2 rows of
-// 256 (GGML_WGPU_Q6K_ROWS, GGML_WGPU_Q6K_WG: more blocks a loop turn than short rows
-// hold, rows that do not fill a workgroup's).
+// default shapes and, in child processes, with blocks a pair at a time for products of
+// any size (GGML_WGPU_Q6K_PAIRS_MIN=1: the rows of an even count of blocks take them; the
+// defaults take them from 2^24 weights only), alone and with 4 rows of 128 invocations and
+// 2 rows of 256 (GGML_WGPU_Q6K_ROWS, GGML_WGPU_Q6K_WG: more blocks a loop turn than short
+// rows hold, rows that do not fill a workgroup's).
 func TestConformanceQ6K(t *testing.T) {
-	for _, shape := range [][2]string{{"", ""}, {"4", "128"}, {"2", "256"}} {
-		t.Run("rows="+shape[0]+",wg="+shape[1], func(t *testing.T) {
+	for _, shape := range [][3]string{{"", "", ""}, {"", "", "1"}, {"4", "128", "1"}, {"2", "256", "1"}} {
+		t.Run("rows="+shape[0]+",wg="+shape[1]+",pairs_min="+shape[2], func(t *testing.T) {
 			t.Setenv("GGML_WGPU_Q6K_ROWS", shape[0])
 			t.Setenv("GGML_WGPU_Q6K_WG", shape[1])
+			t.Setenv("GGML_WGPU_Q6K_PAIRS_MIN", shape[2])
 			isolated(t, func(t *testing.T) {
 				runSuite(t, openTestEnv(t), q6kCases())
 			})

@@ -369,3 +369,34 @@ func TestMatVecColsShape(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 128, ds[0].Spec.Workgroup, "an override keeps the former shape")
 }
+
+// TestQ6KPairs checks which Q6_K mat-vecs take blocks a pair at a time (PAIRS): rows of an
+// even count of blocks starting on a word, from q6kPairsMin weights (Limits can lower the
+// threshold or turn pairs off), the gate form when both matrices qualify.
+func TestQ6KPairs(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
+	mm := func(m, k int64) *tensor.Tensor {
+		return node(tensor.OpMulMat, f32(m, 1), nil, contiguous(tensor.Q6_K, k, m), f32(k, 1))
+	}
+	pairs := func(n *tensor.Tensor, l *Limits) string {
+		ds, err := Lower(n, l)
+		require.NoError(t, err)
+		require.Len(t, ds, 1)
+		require.Equal(t, "mul_mat_vec_q6k", ds[0].Spec.Kernel)
+		return ds[0].Spec.Defines["PAIRS"]
+	}
+	require.Equal(t, "1", pairs(mm(14336, 4096), l))
+	require.Equal(t, "1", pairs(mm(4096, 4096), l), "2^24 weights")
+	require.Equal(t, "0", pairs(mm(2048, 2048), l), "below the threshold")
+	require.Equal(t, "0", pairs(mm(4096, 256*63), l), "an odd count of blocks")
+	moved := mm(14336, 4096)
+	moved.Src[0].Loc.Addr = 2
+	require.Equal(t, "0", pairs(moved, l), "rows two bytes past a word")
+	low := *l
+	low.Q6KPairsMin = 1
+	require.Equal(t, "1", pairs(mm(3, 512), &low), "the threshold lowered")
+	require.Equal(t, "0", pairs(mm(3, 256), &low), "one block a row")
+	off := *l
+	off.Q6KPairsOff = true
+	require.Equal(t, "0", pairs(mm(14336, 4096), &off), "turned off")
+}

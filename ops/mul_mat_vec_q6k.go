@@ -111,15 +111,42 @@ func matVecQ6K(p mulMatParams, tensors []*tensor.Tensor, l *Limits) Dispatch {
 		ops = append(ops, vec(in("src0b", tensors[1])))
 	}
 	ops = append(ops, vec(in("src1", tensors[len(tensors)-2])), out("dst", tensors[len(tensors)-1]))
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg), "GLU": flag(glu)}
+	least := uint64(q6kPairsMin)
+	if l.Q6KPairsMin > 0 {
+		least = uint64(l.Q6KPairsMin)
+	}
+	pairs := !l.Q6KPairsOff && uint64(p.M)*uint64(p.K) >= least
+	for _, w := range tensors[:len(tensors)-2] {
+		pairs = pairs && q6kPairs(w)
+	}
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg), "GLU": flag(glu), "PAIRS": flag(pairs)}
 	s := spec("mul_mat_vec_q6k", wg, p, defs, ops...)
 	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
 	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks, l)}
 }
 
+// q6kPairsMin is the fewest weights (M x K) of a matrix whose Q6_K mat-vec takes blocks a
+// pair at a time. On an H100 (µs, cold weights but for the heads, one machine start, one
+// block at a time, twice -> pairs): 14336 x 4096 35.0, 34.9 -> 33.2; the heads 128256 x
+// 2048 148, 148 -> 134 and x 4096 278, 279 -> 247; 2048 x 8192 16.8, 16.5 -> 14.8; 4096
+// x 4096 15.2, 14.8 -> 14.7; 8192 x 2048 15.1, 15.1 -> 14.9; the gate form 14336 x 4096
+// 62.0, 62.0 -> 55.5 and 8192 x 2048 22.7, 23.2 -> 21.9; 4096 x 14336 35.7, 35.6 -> 36.2;
+// but the products of 2^22 weights lost (2048 x 2048 7.40, 7.37 -> 8.52; 1024 x 4096 8.27,
+// 8.54 -> 9.78). A 1B Q4_K_M decode's GPU time per graph with pairs at every size 1,545,
+// 1,482 -> 1,434, 1,434 µs; from this threshold, the previous library against this one
+// (another start, alternating) 1,492, 1,488 -> 1,440, 1,439.
+const q6kPairsMin = 1 << 24
+
+// q6kPairs reports whether the Q6_K mat-vec can take weights w a pair of blocks at a
+// time, the first starting on a word and the second two bytes past one: rows of an even
+// count of blocks (so that their bytes are a multiple of 4) starting on a word.
+func q6kPairs(w *tensor.Tensor) bool {
+	return (w.Ne[0]/256)%2 == 0 && w.Loc.Addr%4 == 0 && w.Nb[1]%4 == 0 && w.Nb[2]%4 == 0 && w.Nb[3]%4 == 0
+}
+
 // matVecQ6KExamples are MUL_MAT nodes that take the Q6_K mat-vec under the default limits,
-// in each of its shapes (1, 2 and 4 rows, 64 and 128 invocations), for the kernel compile
-// test.
+// in each of its shapes (1, 2 and 4 rows, 64 and 128 invocations, blocks one or two at a
+// time), for the kernel compile test.
 func matVecQ6KExamples() []*tensor.Tensor {
 	return []*tensor.Tensor{
 		node(tensor.OpMulMat, f32(512, 1), nil, contiguous(tensor.Q6_K, 2048, 512), f32(2048, 1)),

@@ -61,6 +61,11 @@ type Limits struct {
 	// comparisons and tuning (temporary).
 	Q6KOff         bool
 	Q6KRows, Q6KWG int
+	// Q6KPairsOff keeps the Q6_K mat-vec from taking blocks a pair at a time, and
+	// Q6KPairsMin overrides the fewest weights of a matrix that takes them so (0: the
+	// default), for comparisons and tests.
+	Q6KPairsOff bool
+	Q6KPairsMin int
 }
 
 // family is what each op file registers for an op.

@@ -12,6 +12,9 @@
 // 32-wide SIMD group read blocks of one alignment (G a multiple of 4), and branches on it
 // once per block: each branch reads every field at a place within its words that the
 // compiler knows (one load, or two neighbouring ones shifted by 16 bits).
+// With PAIRS (rows of an even count of blocks, each starting on a word), a sixteen takes
+// blocks two at a time instead, the first starting on a word and the second two bytes past
+// one, both places literals and no branch.
 // A workgroup computes ROWS consecutive rows, its invocations' partial sums added up in
 // shared memory; a loop turn takes UN blocks of a row per sixteen.
 // With GLU, a second matrix src0b (the up projection; the same shape and strides as src0,
@@ -87,6 +90,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let nb = p.K / 256u;
   var acc: array<f32, {{ACC}}>;
   for (var r = 0u; r < {{ACC}}u; r = r + 1u) { acc[r] = 0.0; }
+#if PAIRS
+  // Rows of an even count of blocks, each row starting on a word: block 2q starts on a
+  // word and block 2q + 1 two bytes past one, so sixteen j takes the pairs q = j, j + G,
+  // .. with both places literals and no branch, a turn's loads free to go first.
+  for (var q = j; q < nb / 2u; q = q + G) {
+    let k = 2u * q;
+    let e = col + 256u * k + 128u * (t >> 3u) + 4u * (t & 7u);
+    var x: array<vec4<f32>, 4>;
+    var y: array<vec4<f32>, 4>;
+    for (var r = 0u; r < 4u; r = r + 1u) { x[r] = x4(e + 32u * r); y[r] = x4(e + 256u + 32u * r); }
+    let xs = vec4<f32>(dot(x[0], vec4<f32>(1.0)), dot(x[1], vec4<f32>(1.0)), dot(x[2], vec4<f32>(1.0)), dot(x[3], vec4<f32>(1.0)));
+    let ys = vec4<f32>(dot(y[0], vec4<f32>(1.0)), dot(y[1], vec4<f32>(1.0)), dot(y[2], vec4<f32>(1.0)), dot(y[3], vec4<f32>(1.0)));
+    for (var r = 0u; r < ROWS; r = r + 1u) {
+      let row = a + min(i0 + r, p.M - 1u) * p.A.y; // the row's first element
+      let uw = (src0_q6block(row) + 210u * k) >> 2u; // block 2q's word; 2q + 1 is 52 words on, byte 2
+      acc[r] = acc[r] + block16(uw, 0u, t, &x, xs) + block16(uw + 52u, 2u, t, &y, ys);
+#if GLU
+      let ub = (src0b_q6block(row) + 210u * k) >> 2u;
+      acc[ROWS + r] = acc[ROWS + r] + block16b(ub, 0u, t, &x, xs) + block16b(ub + 52u, 2u, t, &y, ys);
+#endif
+    }
+  }
+#else
   for (var k0 = 0u; k0 < nb; k0 = k0 + UN * G) {
 #for U 2
     {
@@ -117,6 +143,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 #endfor
   }
+#endif
   sum_partials(lid, &acc);
   if (lid < ROWS && i0 + lid < p.M) {
 #if GLU
