@@ -258,9 +258,12 @@ const iq4Helpers = "fn iq4_level4(q: vec4<u32>) -> vec4<f32> { return vec4<f32>(
 // iqSignHelpers serve the IQ2 and IQ3 formats: iq_signs(i) is the sign byte of a 7-bit
 // sign index (the index, and as bit 7 the parity of its bits: ksigns_iq2xs, checked
 // against ggml by the table generator); iq_signed8(g, sb, d) returns the eight bytes of a
-// grid entry (two words) times d, negated where sign byte sb has a bit set.
+// grid entry (two words) times d, negated where sign byte sb has a bit set (the bit moved
+// to the float's sign).
 const iqSignHelpers = "fn iq_signs(i: u32) -> u32 { return i | ((countOneBits(i) & 1u) << 7u); }\n" +
-	"fn iq_signed8(g: vec2<u32>, sb: u32, d: f32) -> mat2x4<f32> { return mat2x4<f32>(d * uf4(ux4(g.x, 0u, 255u), 0.0) * (1.0 - 2.0 * bits4(sb)), d * uf4(ux4(g.y, 0u, 255u), 0.0) * (1.0 - 2.0 * bits4(sb >> 4u))); }\n"
+	"fn iq_signed8(g: vec2<u32>, sb: u32, d: f32) -> mat2x4<f32> { let m = vec4<u32>(0x80000000u); " +
+	"return mat2x4<f32>(bitcast<vec4<f32>>(bitcast<vec4<u32>>(d * (bytes1024(g.x) - 1024.0)) ^ ((vec4<u32>(sb) << vec4<u32>(31u, 30u, 29u, 28u)) & m)), " +
+	"bitcast<vec4<f32>>(bitcast<vec4<u32>>(d * (bytes1024(g.y) - 1024.0)) ^ ((vec4<u32>(sb) << vec4<u32>(27u, 26u, 25u, 24u)) & m))); }\n"
 
 // iq1Helpers: iq1_values8(g, d, sign) returns the eight values of grid entry g (16 bits,
 // see iq1s_grid_get) shifted by iq1_delta, negated when sign is set, times d.
@@ -287,16 +290,16 @@ var quantFormats = map[Format]quantFormat{
   let h = NAME_bytes4(b + 2u) >> (8u * s);
   let o = b + 6u + 8u * (s & 1u);
   let sh = 4u * (s >> 1u);
-  return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) + 16.0 * bits4(h) - 16.0),
-                     d * (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * bits4(h >> 4u) - 16.0));`},
+  return mat2x4<f32>(d * (hbits1024(NAME_bytes4(o), sh, 0x0f0f0f0fu, spread4(h), 0u, 4u) - 1040.0),
+                     d * (hbits1024(NAME_bytes4(o + 4u), sh, 0x0f0f0f0fu, spread4(h >> 4u), 0u, 4u) - 1040.0));`},
 	// {f16 d; f16 m; u8 qh[4]; u8 qs[16]}: q as Q5_0; x = q * d + m.
 	Q5_1: {"q5_1", 32, 24, `
   let dm = unpack2x16float(NAME_bytes4(b));
   let h = NAME_bytes4(b + 4u) >> (8u * s);
   let o = b + 8u + 8u * (s & 1u);
   let sh = 4u * (s >> 1u);
-  return mat2x4<f32>((u4x4(NAME_bytes4(o), sh) + 16.0 * bits4(h)) * dm.x + dm.y,
-                     (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * bits4(h >> 4u)) * dm.x + dm.y);`},
+  return mat2x4<f32>((hbits1024(NAME_bytes4(o), sh, 0x0f0f0f0fu, spread4(h), 0u, 4u) - 1024.0) * dm.x + dm.y,
+                     (hbits1024(NAME_bytes4(o + 4u), sh, 0x0f0f0f0fu, spread4(h >> 4u), 0u, 4u) - 1024.0) * dm.x + dm.y);`},
 	// {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}: eight sub-blocks of 32 elements with
 	// 6-bit scales and mins (k4_scale_min). Sub-block j's elements are the low (j even)
 	// or high (j odd) nibbles of qs[32 (j / 2) ..]; x = d sc_j q - dmin m_j.
@@ -317,8 +320,8 @@ var quantFormats = map[Format]quantFormat{
   let h = b + 16u + 8u * (s & 3u);
   let o = b + 48u + 32u * (s >> 3u) + 8u * (s & 3u);
   let sh = 4u * (j & 1u);
-  return mat2x4<f32>(d * (u4x4(NAME_bytes4(o), sh) + 16.0 * bitx4(NAME_bytes4(h), j)) - m,
-                     d * (u4x4(NAME_bytes4(o + 4u), sh) + 16.0 * bitx4(NAME_bytes4(h + 4u), j)) - m);`},
+  return mat2x4<f32>(d * (hbits1024(NAME_bytes4(o), sh, 0x0f0f0f0fu, NAME_bytes4(h), j, 4u) - 1024.0) - m,
+                     d * (hbits1024(NAME_bytes4(o + 4u), sh, 0x0f0f0f0fu, NAME_bytes4(h + 4u), j, 4u) - 1024.0) - m);`},
 	// {u8 scales[16]; u8 qs[64]; f16 d; f16 dmin}: two halves of 128 elements, each four
 	// runs of 32: run r of half h takes bits 2r, 2r + 1 of qs[32 h ..]; one byte per 16
 	// elements (index s / 2 for group s) holds a 4-bit scale (low) and min (high);
@@ -342,8 +345,8 @@ var quantFormats = map[Format]quantFormat{
   let hm = b + 8u * (s & 3u);
   let sh = 2u * ((s >> 2u) & 3u);
   let hb = 4u * (s >> 4u) + ((s >> 2u) & 3u);
-  return mat2x4<f32>(d * (uf4(ux4(NAME_bytes4(o), sh, 3u), 4.0) + 4.0 * bitx4(NAME_bytes4(hm), hb)),
-                     d * (uf4(ux4(NAME_bytes4(o + 4u), sh, 3u), 4.0) + 4.0 * bitx4(NAME_bytes4(hm + 4u), hb)));`},
+  return mat2x4<f32>(d * (hbits1024(NAME_bytes4(o), sh, 0x03030303u, NAME_bytes4(hm), hb, 2u) - 1028.0),
+                     d * (hbits1024(NAME_bytes4(o + 4u), sh, 0x03030303u, NAME_bytes4(hm + 4u), hb, 2u) - 1028.0));`},
 	// {u8 e; u8 qs[16]}: E2M1 nibbles ordered as Q4_0's (fp4h4: their values times
 	// 2^-14), under the E8M0 exponent e: x = v * 2^(e - 127), the scale 2^(e - 128)
 	// (2^-128 and 2^-127 for e = 0, 1, as ggml_e8m0_to_fp32_half) times 2^15. Past e = 240

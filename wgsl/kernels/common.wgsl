@@ -63,6 +63,18 @@ fn lanes1024(lo: u32, hi: u32) -> vec4<f32> {
 }
 // The four bytes of w, plus 1024.
 fn bytes1024(w: u32) -> vec4<f32> { return lanes1024(w & 0x00ff00ffu, (w >> 8u) & 0x00ff00ffu); }
+// Quants with a high bit apart, plus 1024, through bytes1024: the low bits (mask m) at bit
+// sh of each byte of w, each topped (at bit hs) with bit j of the same byte of hw: Q5_0
+// and Q5_1 (their bits spread to bytes first: spread4), Q5_K and Q3_K. Each value took a
+// select for its bit and the mantissa trick for its low bits before: on an H100 (14336 x
+// 4096, weights beyond the L2 cache, one column, µs, two runs each, one start) Q5_0
+// 38.0, 38.1 -> 33.5, 33.4, Q5_K 51.0, 51.2 -> 43.0, 43.3, Q3_K 50.4, 50.3 -> 43.0, 43.5
+// (ggml-vulkan in another start 25.3, 24.3, 31.0).
+fn hbits1024(w: u32, sh: u32, m: u32, hw: u32, j: u32, hs: u32) -> vec4<f32> {
+  return bytes1024(((w >> sh) & m) | (((hw >> j) & 0x01010101u) << hs));
+}
+// Bits 0..3 of h as bit 0 of bytes 0..3 (four shifted copies that do not overlap).
+fn spread4(h: u32) -> u32 { return ((h & 15u) * 0x00204081u) & 0x01010101u; }
 // Unpacking of quantized blocks (see quantFormats in formats.go): the four bytes of w as
 // signed values; the four nibbles at bit sh of each byte of w; bits 0..3 of h.
 fn i8x4(w: u32) -> vec4<f32> { return bytes1024(w ^ 0x80808080u) - 1152.0; }
@@ -71,10 +83,10 @@ fn u4x4(w: u32, sh: u32) -> vec4<f32> { return uf4(ux4(w, sh, 15u), 0.0); }
 // 580) folds float constants across uf4's subtraction, so that 2 uf4(b) - 1 came out as
 // 2 (2^23 + b) - (2^24 + 1), whose constant f32 cannot hold (0 or 2 for -1 or 1), and
 // u + 16 uf4(b) lost u; 490 of 2,993 conformance cases (Q5_0, Q5_1, Q5_K, Q3_K, Q1_0 and
-// the IQ2/IQ3 signs) failed on an H200 and passed on lavapipe.
+// the IQ2/IQ3 signs) failed on an H200 and passed on lavapipe. (Those formats now put a
+// high bit into the byte of its low bits, hbits1024, and the signs into the floats' sign
+// bits; Q1_0 selects.)
 fn bits4(h: u32) -> vec4<f32> { return select(vec4<f32>(0.0), vec4<f32>(1.0), (vec4<u32>(h) & vec4<u32>(1u, 2u, 4u, 8u)) != vec4<u32>(0u)); }
-// Bit sh of each byte of w, as 0.0 or 1.0 (see bits4).
-fn bitx4(w: u32, sh: u32) -> vec4<f32> { return select(vec4<f32>(0.0), vec4<f32>(1.0), ux4(w, sh, 1u) != vec4<u32>(0u)); }
 // The bits at bit sh of each byte of w under mask (sh + width <= 8).
 fn ux4(w: u32, sh: u32, mask: u32) -> vec4<u32> {
   return (vec4<u32>(w) >> vec4<u32>(sh, sh + 8u, sh + 16u, sh + 24u)) & vec4<u32>(mask);
