@@ -73,17 +73,22 @@ func corruptCases() []*Case {
 			Build: func(b *Builder) ggml.Tensor {
 				w := weight(b)
 				rows := b.New("rows", tensor.I32, corruptRows)
-				b.Init(rows, func(_ *rand.Rand, n int) []float32 {
-					v := make([]float32, n)
-					for i := range v {
-						v[i] = float32((i + corruptNaN) % corruptRows)
-					}
-					return v
-				})
+				b.Init(rows, cyclicRows(corruptNaN, corruptRows))
 				return b.L.GetRows(b.Ctx, w, rows)
 			}})
 	}
 	return cs
+}
+
+// cyclicRows fills row indices first, first + 1, .. modulo rows.
+func cyclicRows(first, rows int) InitFunc {
+	return func(_ *rand.Rand, n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32((i + first) % rows)
+		}
+		return v
+	}
 }
 
 // corruptProblems compares a MUL_MAT result with corrupt scales against the CPU's: every
@@ -198,13 +203,7 @@ func mxfp4BigCases() []*Case {
 		Build: func(b *Builder) ggml.Tensor {
 			w := weight(b)
 			ids := b.New("rows", tensor.I32, rows)
-			b.Init(ids, func(_ *rand.Rand, n int) []float32 {
-				v := make([]float32, n)
-				for i := range v {
-					v[i] = float32(i)
-				}
-				return v
-			})
+			b.Init(ids, cyclicRows(0, rows))
 			return b.L.GetRows(b.Ctx, w, ids)
 		}})
 }
