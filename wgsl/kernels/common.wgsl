@@ -185,7 +185,7 @@ fn wg_max(lid: u32, v: f32) -> f32 {
 // unpack2x16float. The formats fold 2^14 into their scales. Where each value took a
 // dozen integer operations (a shift by the exponent, a select for the subnormals, the
 // mantissa trick, the sign), MXFP4's mat-vec on an H100 (14336 x 4096, weights beyond the
-// L2 cache, one column) went from 50.6 to 34.4 µs (ggml-vulkan 21.2).
+// L2 cache, one column) went from 50.6 to 34.4 µs (ggml-vulkan 21.2 in another start).
 fn fp4h4(w: u32, sh: u32) -> vec4<f32> {
   let t = w >> sh;
   let lo = t & 0x000f000fu; // bytes 0 and 2
