@@ -1,9 +1,11 @@
 package conformance
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/stretchr/testify/require"
 )
@@ -11,9 +13,10 @@ import (
 // q6kCases are the Q6_K products of one column of mulMatSwarQ6Cases: rows of 1, 8, 16 and
 // 49 blocks (rows at either alignment, and loop turns that the row ends part way),
 // broadcast batches, activations over six orders of magnitude with a zero block, weights
-// and activations at their extremes, and 8192 rows; and llama's feed-forward gate in Q6_K
-// (the kernel's gate form) in two sizes, which TestConformanceQ6K's shapes also run at 2
-// and 4 rows a workgroup.
+// and activations at their extremes, and 8192 rows; products of two columns (rows of 1,
+// 2, 8 and 49 blocks, broadcast batches: mul_mat_vec_q6k_cols.wgsl); and llama's
+// feed-forward gate in Q6_K (the kernel's gate form) in two sizes of one column and one of
+// two, which TestConformanceQ6K's shapes also run at 2 and 4 rows a workgroup.
 func q6kCases() []*Case {
 	var cs []*Case
 	for _, c := range mulMatSwarQ6Cases() {
@@ -21,10 +24,29 @@ func q6kCases() []*Case {
 			cs = append(cs, c)
 		}
 	}
-	return append(cs, swarGLUCase(tensor.Q6_K, 12, 2048), swarGLUCase(tensor.Q6_K, 4099, 512))
+	one := [2]int64{1, 1}
+	for _, k := range []int64{256, 512, 2048, 12544} {
+		cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 13, n: 2, k: k, bs: one, nr: one}))
+	}
+	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 9, n: 2, k: 1024, bs: [2]int64{2, 3}, nr: [2]int64{2, 1}}))
+	return append(cs, swarGLUCase(tensor.Q6_K, 12, 2048), swarGLUCase(tensor.Q6_K, 4099, 512), gluColsCase(tensor.Q6_K, 12, 2, 2048))
 }
 
-// TestQ6KPlans checks that every case of q6kCases takes the Q6_K mat-vec, one dispatch.
+// gluColsCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and n
+// columns x.
+func gluColsCase(ta tensor.Type, m, n, k int64) *Case {
+	return &Case{Name: fmt.Sprintf("GRAPH(ffn_swiglu,type=%s,m=%d,n=%d,k=%d)", ta, m, n, k),
+		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			x := b.New("x", f32, k, n)
+			gate, up := b.New("w_gate", ta, k, m), b.New("w_up", ta, k, m)
+			return l.SwiGLUSplit(ctx, l.MulMat(ctx, gate, x), l.MulMat(ctx, up, x))
+		}}
+}
+
+// TestQ6KPlans checks that every case of q6kCases takes the Q6_K mat-vec, one dispatch
+// (its one-column or its two-column kernel).
 func TestQ6KPlans(t *testing.T) {
 	env := openTestEnv(t)
 	cs := q6kCases()
@@ -33,7 +55,7 @@ func TestQ6KPlans(t *testing.T) {
 		keys, err := env.Kernels(c)
 		require.NoError(t, err, c.Name)
 		require.Len(t, keys, 1, "%s: %v", c.Name, keys)
-		require.True(t, strings.HasPrefix(keys[0], "mul_mat_vec_q6k;"), "%s: %v", c.Name, keys)
+		require.True(t, strings.HasPrefix(keys[0], "mul_mat_vec_q6k;") || strings.HasPrefix(keys[0], "mul_mat_vec_q6k_cols;"), "%s: %v", c.Name, keys)
 	}
 }
 

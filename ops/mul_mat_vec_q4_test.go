@@ -317,14 +317,21 @@ func TestQ6KLowering(t *testing.T) {
 		require.Equal(t, uint32((c.m+int64(c.rows)-1)/int64(c.rows)), d.Grid[0]*max(d.Grid[1], 1)*max(d.Grid[2], 1), "%d x %d: a workgroup per %d rows", c.m, c.k, c.rows)
 	}
 	for _, ex := range matVecQ6KExamples() {
-		require.Equal(t, "mul_mat_vec_q6k", lower(ex, l).Spec.Kernel, "the compile test's example")
+		require.Contains(t, []string{"mul_mat_vec_q6k", "mul_mat_vec_q6k_cols"}, lower(ex, l).Spec.Kernel, "the compile test's example")
 	}
 	tuned := *l
 	tuned.Q6KRows, tuned.Q6KWG = 4, 256
 	d := lower(mm(4096, 4096, 1), &tuned)
 	require.Equal(t, "4", d.Spec.Defines["ROWS"])
 	require.Equal(t, 256, d.Spec.Workgroup)
-	require.Equal(t, "mul_mat_vec8", lower(mm(4096, 4096, 2), l).Spec.Kernel, "two columns")
+	two := lower(mm(4096, 4096, 2), l)
+	require.Equal(t, "mul_mat_vec_q6k_cols", two.Spec.Kernel, "two columns")
+	require.Equal(t, "2", two.Spec.Defines["NCOLS"])
+	require.Equal(t, "4", two.Spec.Defines["ACC"], "two rows by two columns")
+	require.Equal(t, "mul_mat_vec8", lower(mm(4096, 4096, 3), l).Spec.Kernel, "three columns")
+	one := *l
+	one.Q6KCols = 1
+	require.Equal(t, "mul_mat_vec8", lower(mm(4096, 4096, 2), &one).Spec.Kernel, "one column only")
 	off := *l
 	off.Q6KOff = true
 	require.Equal(t, "mul_mat_vec8", lower(mm(4096, 4096, 1), &off).Spec.Kernel, "turned off")
@@ -351,7 +358,7 @@ func TestMatVecColsShape(t *testing.T) {
 	}{
 		{tensor.F16, 14336, 2, 4, 32}, {tensor.F16, 14336, 8, 4, 32},
 		{tensor.Q4_K, 14336, 2, 2, 32}, {tensor.Q4_K, 14336, 4, 2, 32}, {tensor.Q4_K, 14336, 5, 4, 32},
-		{tensor.Q8_0, 8192, 8, 4, 32}, {tensor.Q6_K, 14336, 2, 2, 32},
+		{tensor.Q8_0, 8192, 8, 4, 32}, {tensor.Q6_K, 14336, 3, 2, 32},
 		{tensor.F16, 4096, 2, 2, 64}, {tensor.Q4_K, 4096, 4, 2, 64}, {tensor.Q4_K, 4096, 8, 4, 32}, {tensor.F16, 2048, 8, 1, 64},
 	} {
 		ds, err := Lower(mm(c.ty, c.m, 4096, c.n), l)
@@ -382,7 +389,7 @@ func TestQ6KPairs(t *testing.T) {
 		ds, err := Lower(n, l)
 		require.NoError(t, err)
 		require.Len(t, ds, 1)
-		require.Equal(t, "mul_mat_vec_q6k", ds[0].Spec.Kernel)
+		require.Contains(t, ds[0].Spec.Kernel, "mul_mat_vec_q6k")
 		return ds[0].Spec.Defines["PAIRS"]
 	}
 	require.Equal(t, "1", pairs(mm(14336, 4096), l))
@@ -396,6 +403,8 @@ func TestQ6KPairs(t *testing.T) {
 	low.Q6KPairsMin = 1
 	require.Equal(t, "1", pairs(mm(3, 512), &low), "the threshold lowered")
 	require.Equal(t, "0", pairs(mm(3, 256), &low), "one block a row")
+	two := node(tensor.OpMulMat, f32(14336, 2), nil, contiguous(tensor.Q6_K, 4096, 14336), f32(4096, 2))
+	require.Equal(t, "1", pairs(two, l), "two columns")
 	off := *l
 	off.Q6KPairsOff = true
 	require.Equal(t, "0", pairs(mm(14336, 4096), &off), "turned off")

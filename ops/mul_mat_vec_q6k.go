@@ -87,8 +87,26 @@ func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bo
 // q6kApplies reports whether the Q6_K mat-vec takes weights a by column b: Q6_K rows whose
 // blocks start on even bytes, one column in 16-byte vectors, unless Limits.Q6KOff.
 func q6kApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
-	return !l.Q6KOff && a.Type == tensor.Q6_K && p.N == 1 && vectorRows(b) && quantRows(a) &&
+	return !l.Q6KOff && a.Type == tensor.Q6_K && p.N >= 1 && p.N <= uint32(q6kCols(l)) && vectorRows(b) && quantRows(a) &&
 		a.Loc.Addr%2 == 0 && a.Nb[1]%2 == 0 && a.Nb[2]%2 == 0 && a.Nb[3]%2 == 0
+}
+
+// q6kMaxCols is the most src1 columns the Q6_K mat-vec takes: two columns through
+// mul_mat_vec_q6k_cols.wgsl, each block's weights turned into floats once for both. On an
+// H100 (µs, cold, the vectorised kernel -> this; ggml-vulkan in brackets, same start):
+// 14336 x 4096 51.2 -> 38.9 (24.9), 4096 x 14336 52.1 -> 39.7 (23.9). At four columns it
+// measured even with the vectorised kernel (71.1 -> 72.2; 73.0 -> 71.1), so those stay
+// there. (The one-column kernel keeps its own source: written with the several-column
+// one's struct of activations and sums through a pointer, the same arithmetic slowed a 1B
+// Q4_K_M decode graph from 1,483 to 1,654 µs.)
+const q6kMaxCols = 2
+
+// q6kCols returns the most columns the Q6_K mat-vec takes, Limits.Q6KCols where set.
+func q6kCols(l *Limits) int {
+	if l.Q6KCols > 0 {
+		return min(l.Q6KCols, q6kMaxCols)
+	}
+	return q6kMaxCols
 }
 
 // matVecQ6K is the Q6_K mat-vec dispatch of tensors src0, src1, dst, or with four tensors
@@ -104,7 +122,7 @@ func matVecQ6K(p mulMatParams, tensors []*tensor.Tensor, l *Limits) Dispatch {
 		// 17.1).
 		rows = 1
 	}
-	acc := rows
+	acc := rows * int(p.N)
 	ops := []wgslOperand{vec(in("src0", tensors[0]))}
 	if glu {
 		acc *= 2
@@ -120,7 +138,12 @@ func matVecQ6K(p mulMatParams, tensors []*tensor.Tensor, l *Limits) Dispatch {
 		pairs = pairs && q6kPairs(w)
 	}
 	defs := map[string]string{"ROWS": fmt.Sprint(rows), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg), "GLU": flag(glu), "PAIRS": flag(pairs)}
-	s := spec("mul_mat_vec_q6k", wg, p, defs, ops...)
+	kernel := "mul_mat_vec_q6k"
+	if p.N > 1 {
+		kernel = "mul_mat_vec_q6k_cols"
+		defs["NCOLS"], defs["NCOLS4"] = fmt.Sprint(p.N), fmt.Sprint(4*p.N)
+	}
+	s := spec(kernel, wg, p, defs, ops...)
 	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
 	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks, l)}
 }
@@ -146,12 +169,14 @@ func q6kPairs(w *tensor.Tensor) bool {
 
 // matVecQ6KExamples are MUL_MAT nodes that take the Q6_K mat-vec under the default limits,
 // in each of its shapes (1, 2 and 4 rows, 64 and 128 invocations, blocks one or two at a
-// time), for the kernel compile test.
+// time, one and two columns), for the kernel compile test.
 func matVecQ6KExamples() []*tensor.Tensor {
 	return []*tensor.Tensor{
 		node(tensor.OpMulMat, f32(512, 1), nil, contiguous(tensor.Q6_K, 2048, 512), f32(2048, 1)),
 		node(tensor.OpMulMat, f32(4096, 1), nil, contiguous(tensor.Q6_K, 4096, 4096), f32(4096, 1)),
 		node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(tensor.Q6_K, 1024, 65536), f32(1024, 1)),
 		node(tensor.OpMulMat, f32(64, 1), nil, contiguous(tensor.Q6_K, 8192, 64), f32(8192, 1)),
+		node(tensor.OpMulMat, f32(4096, 2), nil, contiguous(tensor.Q6_K, 4096, 4096), f32(4096, 2)), // two columns, pairs
+		node(tensor.OpMulMat, f32(512, 2), nil, contiguous(tensor.Q6_K, 2048, 512), f32(2048, 2)),
 	}
 }

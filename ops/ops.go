@@ -66,6 +66,9 @@ type Limits struct {
 	// default), for comparisons and tests.
 	Q6KPairsOff bool
 	Q6KPairsMin int
+	// Q6KCols overrides the most src1 columns the Q6_K mat-vec takes (0: the default, 2;
+	// 1: one column only), for comparisons.
+	Q6KCols int
 }
 
 // family is what each op file registers for an op.

@@ -75,21 +75,7 @@ fn block16b(uw: u32, b: u32, t: u32, x: ptr<function, array<vec4<f32>, 4>>, xs: 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let g = group_id(wid, nwg);
-  if (g >= mv_groups()) { return; } // the whole workgroup: uniform
-  let w = mv_rows(g);
-  let i0 = w.x;
-  let bt = w.y;
-  let b2 = w.z;
-  let b3 = w.w;
-  let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
-  let col = b2 * p.B.z + b3 * p.B.w;
-  let t = lid & 15u;
-  let j = lid >> 4u;
-  let off = (j & 1u) * (G / 2u) + (j >> 1u); // the block this sixteen takes of G
-  let nb = p.K / 256u;
-  var acc: array<f32, {{ACC}}>;
-  for (var r = 0u; r < {{ACC}}u; r = r + 1u) { acc[r] = 0.0; }
+#include mul_mat_vec_q6k_begin
 #if PAIRS
   // Rows of an even count of blocks, each row starting on a word: block 2q starts on a
   // word and block 2q + 1 two bytes past one, so sixteen j takes the pairs q = j, j + G,
@@ -113,6 +99,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
   }
 #else
+  let off = (j & 1u) * (G / 2u) + (j >> 1u); // the block this sixteen takes of G
   for (var k0 = 0u; k0 < nb; k0 = k0 + UN * G) {
 #for U 2
     {
