@@ -324,6 +324,10 @@ func TestQ6KLowering(t *testing.T) {
 	d := lower(mm(4096, 4096, 1), &tuned)
 	require.Equal(t, "4", d.Spec.Defines["ROWS"])
 	require.Equal(t, 256, d.Spec.Workgroup)
+	tuned.Q6KRows = 16
+	d = lower(mm(4096, 4096, 2), &tuned)
+	require.Equal(t, "8", d.Spec.Defines["ROWS"], "rows halved until the sums fit the workgroup memory")
+	require.Equal(t, "16", d.Spec.Defines["ACC"])
 	two := lower(mm(4096, 4096, 2), l)
 	require.Equal(t, "mul_mat_vec_q6k_cols", two.Spec.Kernel, "two columns")
 	require.Equal(t, "2", two.Spec.Defines["NCOLS"])

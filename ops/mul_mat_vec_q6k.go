@@ -122,10 +122,16 @@ func matVecQ6K(p mulMatParams, tensors []*tensor.Tensor, l *Limits) Dispatch {
 		// 17.1).
 		rows = 1
 	}
-	acc := rows * int(p.N)
+	perRow := int(p.N) // sums per row
+	if glu {
+		perRow *= 2
+	}
+	for rows > 1 && rows*perRow*wg > matVecRed { // overrides only: the sums must fit
+		rows /= 2
+	}
+	acc := rows * perRow
 	ops := []wgslOperand{vec(in("src0", tensors[0]))}
 	if glu {
-		acc *= 2
 		ops = append(ops, vec(in("src0b", tensors[1])))
 	}
 	ops = append(ops, vec(in("src1", tensors[len(tensors)-2])), out("dst", tensors[len(tensors)-1]))
