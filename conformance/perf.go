@@ -240,8 +240,8 @@ func PerfCases() []*PerfCase {
 			cs = append(cs, perfMulMatCold(ta, km[0], km[1], 1))
 		}
 	}
-	// The formats with single-bit fields (their bits by a select: bits4 in common.wgsl),
-	// one column, weights beyond the L2 cache.
+	// The formats with single-bit fields (a high bit joined to its low bits, hbits1024 in
+	// common.wgsl, or signs), one column, weights beyond the L2 cache.
 	for _, ta := range []tensor.Type{tensor.Q5_0, tensor.Q5_K, tensor.Q3_K, tensor.IQ2_XXS, tensor.IQ3_S} {
 		cs = append(cs, perfMulMatCold(ta, 4096, 14336, 1))
 	}

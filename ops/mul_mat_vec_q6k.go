@@ -84,8 +84,9 @@ func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bo
 	return []Dispatch{matVecQ6K(p, []*tensor.Tensor{a, b, t}, l)}, true
 }
 
-// q6kApplies reports whether the Q6_K mat-vec takes weights a by column b: Q6_K rows whose
-// blocks start on even bytes, one column in 16-byte vectors, unless Limits.Q6KOff.
+// q6kApplies reports whether the Q6_K mat-vec takes weights a by columns b: Q6_K rows
+// whose blocks start on even bytes, one or two columns (q6kCols) in 16-byte vectors,
+// unless Limits.Q6KOff.
 func q6kApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	return !l.Q6KOff && a.Type == tensor.Q6_K && p.N >= 1 && p.N <= uint32(q6kCols(l)) && vectorRows(b) && quantRows(a) &&
 		a.Loc.Addr%2 == 0 && a.Nb[1]%2 == 0 && a.Nb[2]%2 == 0 && a.Nb[3]%2 == 0
