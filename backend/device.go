@@ -43,6 +43,11 @@ const (
 	EnvSwarRows = "GGML_WGPU_SWAR_ROWS"
 	EnvSwarWG   = "GGML_WGPU_SWAR_WG"
 	EnvSwarMin  = "GGML_WGPU_SWAR_MIN"
+	// EnvSwarCols caps the src1 columns the integer mat-vec takes (ops.Limits.SwarCols; 1:
+	// one column only), EnvSwarColsMin the fewest weights of a product of several columns
+	// that takes it (ops.Limits.SwarColsMin), for comparisons and tuning.
+	EnvSwarCols    = "GGML_WGPU_SWAR_COLS"
+	EnvSwarColsMin = "GGML_WGPU_SWAR_COLS_MIN"
 	// EnvQ6K=0 turns off the Q6_K mat-vec (ops.Limits.Q6KOff), EnvQ6KRows and EnvQ6KWG
 	// override its rows per workgroup and workgroup size (temporary: for comparisons and
 	// tuning).
@@ -229,7 +234,7 @@ func (d *Device) Limits() ops.Limits {
 		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
 		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings),
 		SwarOff:           os.Getenv(EnvSwar) == "0", SwarRows: envInt(EnvSwarRows), SwarWG: envInt(EnvSwarWG),
-		SwarMin: envInt(EnvSwarMin), Q6KOff: os.Getenv(EnvQ6K) == "0", Q6KPairsOff: os.Getenv(EnvQ6KPairs) == "0", Q6KPairsMin: envInt(EnvQ6KPairsMin), Q6KCols: envInt(EnvQ6KCols), Q6KRows: envInt(EnvQ6KRows), Q6KWG: envInt(EnvQ6KWG)}
+		SwarMin: envInt(EnvSwarMin), SwarCols: envInt(EnvSwarCols), SwarColsMin: envInt(EnvSwarColsMin), Q6KOff: os.Getenv(EnvQ6K) == "0", Q6KPairsOff: os.Getenv(EnvQ6KPairs) == "0", Q6KPairsMin: envInt(EnvQ6KPairsMin), Q6KCols: envInt(EnvQ6KCols), Q6KRows: envInt(EnvQ6KRows), Q6KWG: envInt(EnvQ6KWG)}
 }
 
 // OwnMemory returns the GPU memory in buffers that the device holds beyond those ggml

@@ -32,8 +32,27 @@ func mulMatSwarCases() []*Case {
 			swarCase(ta, 33, 2048, "extremes", signs, signs))
 	}
 	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 8192, n: 1, k: 4096, bs: one, nr: one}))
+	cs = append(cs, mulMatSwarColsCases()...)
 	cs = append(cs, mulMatSwarQ6Cases()...)
 	return append(cs, swarGLUCases()...)
+}
+
+// mulMatSwarColsCases are the integer mat-vec's products of several columns (its XQ form,
+// after the columns' quantization): each column count it takes, rows of one block and of
+// many, broadcast batches, and a src1 whose columns lie apart (permuted).
+func mulMatSwarColsCases() []*Case {
+	one := [2]int64{1, 1}
+	var cs []*Case
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+		for _, n := range []int64{2, 3, 4, 8} {
+			cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 37, n: n, k: 2048, bs: one, nr: one}))
+		}
+		cs = append(cs,
+			mulMatCase(mmSpec{ta: ta, m: 9, n: 5, k: 256, bs: one, nr: one}),
+			mulMatCase(mmSpec{ta: ta, m: 20, n: 4, k: 1024, bs: [2]int64{2, 3}, nr: [2]int64{2, 1}}),
+			mulMatCase(mmSpec{ta: ta, m: 33, n: 3, k: 512, bs: [2]int64{4, 1}, nr: one, perB: true}))
+	}
+	return cs
 }
 
 // swarGLUCases are llama's feed-forward gate, SWIGLU(gate x, up x), on one column with
@@ -43,19 +62,22 @@ func mulMatSwarCases() []*Case {
 func swarGLUCases() []*Case {
 	var cs []*Case
 	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
-		cs = append(cs, swarGLUCase(ta, 48, 256))
+		cs = append(cs, swarGLUCase(ta, 48, 256, 1))
 	}
-	return append(cs, swarGLUCase(tensor.Q4_0, 20, 14336), swarGLUCase(tensor.Q4_K, 20, 14336), swarGLUCase(tensor.Q6_K, 12, 2048))
+	cs = append(cs, swarGLUCase(tensor.Q4_0, 20, 14336, 1), swarGLUCase(tensor.Q4_K, 20, 14336, 1), swarGLUCase(tensor.Q6_K, 12, 2048, 1))
+	// several columns (the kernel's XQ form by NCOLS)
+	return append(cs, swarGLUCase(tensor.Q4_0, 20, 2048, 2), swarGLUCase(tensor.Q4_1, 11, 512, 3), swarGLUCase(tensor.Q4_K, 20, 2048, 4),
+		swarGLUCase(tensor.Q4_K, 7, 256, 8))
 }
 
-// swarGLUCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and one
-// column x.
-func swarGLUCase(ta tensor.Type, m, k int64) *Case {
-	return &Case{Name: fmt.Sprintf("GRAPH(ffn_swiglu_swar,type=%s,m=%d,n=1,k=%d)", ta, m, k),
+// swarGLUCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and n
+// columns x.
+func swarGLUCase(ta tensor.Type, m, k, n int64) *Case {
+	return &Case{Name: fmt.Sprintf("GRAPH(ffn_swiglu_swar,type=%s,m=%d,n=%d,k=%d)", ta, m, n, k),
 		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
 		Build: func(b *Builder) ggml.Tensor {
 			l, ctx := b.L, b.Ctx
-			x := b.New("x", f32, k, 1)
+			x := b.New("x", f32, k, n)
 			gate, up := b.New("w_gate", ta, k, m), b.New("w_up", ta, k, m)
 			return l.SwiGLUSplit(ctx, l.MulMat(ctx, gate, x), l.MulMat(ctx, up, x))
 		}}

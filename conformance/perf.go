@@ -240,6 +240,15 @@ func PerfCases() []*PerfCase {
 			cs = append(cs, perfMulMatCold(ta, km[0], km[1], 1))
 		}
 	}
+	// Small batches of the 1B's products and the 8B's square ones (where several columns
+	// take the integer mat-vec from: ops.swarApplies).
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K} {
+		for _, km := range [][2]int64{{2048, 2048}, {8192, 2048}, {2048, 8192}, {4096, 4096}} {
+			for _, n := range []int64{2, 4} {
+				cs = append(cs, perfMulMatCold(ta, km[0], km[1], n))
+			}
+		}
+	}
 	// The formats with single-bit fields (a high bit joined to its low bits, hbits1024 in
 	// common.wgsl, or signs), one column, weights beyond the L2 cache.
 	for _, ta := range []tensor.Type{tensor.Q5_0, tensor.Q5_K, tensor.Q3_K, tensor.IQ2_XXS, tensor.IQ3_S} {

@@ -1,11 +1,9 @@
 package conformance
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/stretchr/testify/require"
 )
@@ -29,20 +27,7 @@ func q6kCases() []*Case {
 		cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 13, n: 2, k: k, bs: one, nr: one}))
 	}
 	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 9, n: 2, k: 1024, bs: [2]int64{2, 3}, nr: [2]int64{2, 1}}))
-	return append(cs, swarGLUCase(tensor.Q6_K, 12, 2048), swarGLUCase(tensor.Q6_K, 4099, 512), gluColsCase(tensor.Q6_K, 12, 2, 2048))
-}
-
-// gluColsCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and n
-// columns x.
-func gluColsCase(ta tensor.Type, m, n, k int64) *Case {
-	return &Case{Name: fmt.Sprintf("GRAPH(ffn_swiglu,type=%s,m=%d,n=%d,k=%d)", ta, m, n, k),
-		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
-		Build: func(b *Builder) ggml.Tensor {
-			l, ctx := b.L, b.Ctx
-			x := b.New("x", f32, k, n)
-			gate, up := b.New("w_gate", ta, k, m), b.New("w_up", ta, k, m)
-			return l.SwiGLUSplit(ctx, l.MulMat(ctx, gate, x), l.MulMat(ctx, up, x))
-		}}
+	return append(cs, swarGLUCase(tensor.Q6_K, 12, 2048, 1), swarGLUCase(tensor.Q6_K, 4099, 512, 1), swarGLUCase(tensor.Q6_K, 12, 2048, 2))
 }
 
 // TestQ6KPlans checks that every case of q6kCases takes the Q6_K mat-vec, one dispatch

@@ -10,7 +10,8 @@ import (
 // TestSwarPlans plans every integer mat-vec case (mulMatSwarCases) with the kernel's size
 // threshold at one weight, as TestConformanceSwar runs them, and checks that each takes
 // the kernel: one dispatch, quantizing the activations it reads, or for the feed-forward
-// cases its gate form (GLU) after a dispatch that quantizes the column (XQ).
+// cases its gate form (GLU) and for several columns its XQ form, after a dispatch that
+// quantizes the columns.
 func TestSwarPlans(t *testing.T) {
 	env := openTestEnv(t)
 	saved := quickLimits
@@ -40,10 +41,14 @@ func TestSwarPlans(t *testing.T) {
 		}
 		require.Positive(t, swar, "%s: %v", c.Name, keys)
 		require.Zero(t, other, "%s: %v", c.Name, keys)
-		if strings.Contains(c.Name, "swiglu") {
+		switch {
+		case strings.Contains(c.Name, "swiglu"):
 			require.Equal(t, swar, glu, "%s: the gate form: %v", c.Name, keys)
 			require.Equal(t, glu, act, "%s: one quantization per gate product: %v", c.Name, keys)
-		} else {
+		case !strings.Contains(c.Name, ",n=1,"):
+			require.Zero(t, glu, "%s: %v", c.Name, keys)
+			require.Equal(t, swar, act, "%s: several columns quantized first: %v", c.Name, keys)
+		default:
 			require.Zero(t, glu+act, "%s: %v", c.Name, keys)
 		}
 	}

@@ -80,10 +80,11 @@ const (
 )
 
 // swarShape returns the rows per workgroup and workgroup size of the integer mat-vec of
-// mats matrices (1, or 2 for the gate form) of m rows (over every batch) of tasks tasks,
-// its column quantized ahead (xq) or in the kernel, with Limits' overrides (SwarRows;
-// SwarWG: a power of two); the partial sums of the workgroup must fit its storage.
-func swarShape(m, tasks uint32, mats int, xq bool, l *Limits) (rows, wg int) {
+// mats matrices (1, or 2 for the gate form) of m rows (over every batch) of tasks tasks by
+// cols src1 columns, its columns quantized ahead (xq) or in the kernel, with Limits'
+// overrides (SwarRows; SwarWG: a power of two); the partial sums of the workgroup must
+// fit its storage.
+func swarShape(m, tasks uint32, mats, cols int, xq bool, l *Limits) (rows, wg int) {
 	rows, wg = swarRows, swarWG
 	if xq {
 		rows, wg = swarXQRows, swarXQWG
@@ -106,7 +107,7 @@ func swarShape(m, tasks uint32, mats int, xq bool, l *Limits) (rows, wg int) {
 	if limit == 0 {
 		limit = 16384
 	}
-	for 4*mats*rows*wg > limit {
+	for 4*mats*cols*rows*wg > limit {
 		if rows > 1 {
 			rows /= 2
 		} else {
@@ -151,8 +152,9 @@ func swarFormat(a *tensor.Tensor) int {
 }
 
 // swarApplies reports whether the product p of weights a by src1 b takes the integer
-// mat-vec: weights it reads (swarFormat), one column in 16-byte aligned vectors, at least
-// Limits.SwarMin weights (swarMinDefault), and not Limits.SwarOff.
+// mat-vec: weights it reads (swarFormat), columns in 16-byte aligned vectors, at least
+// Limits.SwarMin weights (swarMinDefault), and not Limits.SwarOff; several columns (up to
+// swarCols) for the nibble formats only, from Limits.SwarColsMin weights where set.
 func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	half := swarFormat(a)
 	least := uint64(swarMinDefault)
@@ -165,17 +167,38 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	if l.SwarMin > 0 {
 		least = uint64(l.SwarMin)
 	}
-	return !l.SwarOff && p.N == 1 && half > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
+	if p.N > 1 {
+		if a.Type == tensor.Q6_K || p.N > uint32(swarCols(l)) {
+			return false
+		}
+		if l.SwarColsMin > 0 {
+			least = uint64(l.SwarColsMin)
+		}
+	}
+	return !l.SwarOff && p.N >= 1 && half > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
+}
+
+// swarMaxCols is the most src1 columns the integer mat-vec takes (its several-column form,
+// after a dispatch that quantizes the columns).
+const swarMaxCols = 8
+
+// swarCols returns the most src1 columns the integer mat-vec takes, Limits.SwarCols where
+// set.
+func swarCols(l *Limits) int {
+	if l.SwarCols > 0 {
+		return min(l.SwarCols, swarMaxCols)
+	}
+	return swarMaxCols
 }
 
 // matVecQ4 returns the dispatches of the integer mat-vec of weights ws (one matrix, or
 // the gate and the up projection: then dst holds the SWIGLU of their products) by the
-// column b, with parameters p (its D: dst's strides). The gate form quantizes the column
-// first, into scratch memory (XQ).
+// p.N columns b, with parameters p (its D: dst's strides). The gate form and products of
+// several columns quantize the columns first, into scratch memory (XQ).
 func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Limits) []Dispatch {
 	half := swarFormat(ws[0])
 	q6k := ws[0].Type == tensor.Q6_K
-	xq := len(ws) == 2
+	xq := len(ws) == 2 || p.N > 1
 	wpg := half / 4
 	task := uint32(2 * half) // elements per task: one group
 	if q6k {
@@ -184,7 +207,7 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 	} else if f, _ := format(ws[0].Type); f.UnitElems() > f.BlockElems() {
 		task = uint32(f.UnitElems()) / uint32(f.BlockElems()) * uint32(2*half) // Q4_0: a unit of two groups
 	}
-	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), xq, l)
+	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), int(p.N), xq, l)
 	layout := map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
 		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k)}
 	var ds []Dispatch
@@ -195,7 +218,7 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 		tensors = append(tensors, ws[1])
 	}
 	if xq {
-		groups := uint64(p.K) / uint64(8*wpg) * uint64(p.Batches)
+		groups := uint64(p.K) / uint64(8*wpg) * uint64(p.N) * uint64(p.Batches)
 		x := scratchAt(tensor.I32, 0, int64(groups)*int64(4*(wpg+1)))
 		quant := spec("mul_mat_vec_q4_act", swarActWG, p, layout, vec(in("src1", b)), out("dst", x))
 		ds = append(ds, Dispatch{Spec: quant, Tensors: []*tensor.Tensor{b, x}, Params: p,
@@ -208,8 +231,8 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 	}
 	operands = append(operands, out("dst", dst))
 	tensors = append(tensors, dst)
-	acc := len(ws) * rows
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NIBBLES": flag(!q6k), "XQ": flag(xq),
+	acc := len(ws) * rows * int(p.N)
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "NIBBLES": flag(!q6k), "XQ": flag(xq),
 		"SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2),
 		"PRELOAD": flag(!xq && swarPreload(half, len(ws))), "QW": fmt.Sprint(rows * wpg),
 		"ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
@@ -245,7 +268,9 @@ func matVecQ4Examples() []*tensor.Tensor {
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),
-			node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(q, 256, 131072), f32(256, 1)))
+			node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(q, 256, 131072), f32(256, 1)),
+			node(tensor.OpMulMat, f32(8192, 2), nil, contiguous(q, 4096, 8192), f32(4096, 2)), // several columns
+			node(tensor.OpMulMat, f32(8192, 8), nil, contiguous(q, 4096, 8192), f32(4096, 8)))
 	}
 	return ex
 }

@@ -95,18 +95,18 @@ func TestSwarShape(t *testing.T) {
 		{4096, 64, swarRows, 64},
 		{2048, 8, swarRows, swarWG},
 	} {
-		rows, wg := swarShape(c.m, c.tasks, 1, false, l)
+		rows, wg := swarShape(c.m, c.tasks, 1, 1, false, l)
 		require.Equal(t, [2]int{c.rows, c.wg}, [2]int{rows, wg}, "%d rows of %d tasks", c.m, c.tasks)
 	}
 	for _, m := range []uint32{128256, 4096, 2048} { // the column quantized ahead
-		rows, wg := swarShape(m, 64, 2, true, l)
+		rows, wg := swarShape(m, 64, 2, 1, true, l)
 		require.Equal(t, [2]int{swarXQRows, swarXQWG}, [2]int{rows, wg}, "%d rows, XQ", m)
 	}
 	l.SwarRows, l.SwarWG = 4, 100 // a workgroup size that is no power of two is ignored
-	rows, wg := swarShape(14336, 64, 2, true, l)
+	rows, wg := swarShape(14336, 64, 2, 1, true, l)
 	require.Equal(t, [2]int{4, swarWG}, [2]int{rows, wg})
 	l.SwarRows, l.SwarWG, l.MaxWorkgroupStorage = 64, 1024, 16384
-	rows, wg = swarShape(14336, 64, 2, false, l)
+	rows, wg = swarShape(14336, 64, 2, 1, false, l)
 	require.LessOrEqual(t, 4*2*rows*wg, 16384, "partial sums beyond the workgroup storage: %d x %d", rows, wg)
 }
 
@@ -144,10 +144,44 @@ func TestSwarLowering(t *testing.T) {
 		preload := q == tensor.Q4_0 || q == tensor.Q4_1 // swarPreload: four words a group
 		require.Equal(t, flag(preload), ds[0].Spec.Defines["PRELOAD"], "%s preloads its quant words", q)
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 1), l), "%s below the threshold", q)
-		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), l), "%s, two columns", q)
+		if q == tensor.Q6_K {
+			require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), l), "%s, two columns", q)
+			continue
+		}
+		// several columns: quantized into scratch memory first, then the kernel's XQ form
+		for _, n := range []int64{2, 5, 8} {
+			ds, err := Lower(mm(q, m, 4096, n), l)
+			require.NoError(t, err)
+			require.Len(t, ds, 2, "%s, %d columns", q, n)
+			require.Equal(t, "mul_mat_vec_q4_act", ds[0].Spec.Kernel)
+			require.Equal(t, "mul_mat_vec_q4", ds[1].Spec.Kernel)
+			require.Equal(t, "1", ds[1].Spec.Defines["XQ"])
+			require.Equal(t, fmt.Sprint(n), ds[1].Spec.Defines["NCOLS"])
+			require.Equal(t, "0", ds[1].Spec.Defines["PRELOAD"])
+			wpg := int64(8) // quant words a group: 4 for the blocks of 32
+			if q == tensor.Q4_0 || q == tensor.Q4_1 {
+				wpg = 4
+			}
+			require.Equal(t, n*4096/(8*wpg)*(wpg+1)*4, ds[0].Tensors[1].Ne[0], "%s: every column's groups", q)
+		}
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 2), l), "%s, two columns below the threshold", q)
+		one := *l
+		one.SwarCols = 1
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), &one), "%s, several columns off", q)
+		four := *l
+		four.SwarCols = 4
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 5), &four), "%s, beyond the cap", q)
+		few := *l
+		few.SwarColsMin = 1
+		require.Equal(t, []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}, kernels(mm(q, 3, 256, 2), &few), "%s, the several-column threshold's override", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 3, 256, 1), &few), "%s, one column keeps its threshold", q)
 	}
 	for _, ex := range append(matVecQ4Examples(), swarQ6KExample()) {
-		require.Equal(t, swar, kernels(ex, l), "the compile test's example %s", ex.Src[0].Type)
+		want := swar
+		if ex.Ne[1] > 1 {
+			want = []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}
+		}
+		require.Equal(t, want, kernels(ex, l), "the compile test's example %s", ex.Src[0].Type)
 	}
 	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q5_0, 4096, 4096, 1), l))
 	small := *l
@@ -351,7 +385,8 @@ func TestQ6KLowering(t *testing.T) {
 // for unquantized weights, 2 for quantized ones; matVecShape's for fewer rows, fewer
 // columns below 8192 rows, or with a tuning override.
 func TestMatVecColsShape(t *testing.T) {
-	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
+	// the 4-bit formats' several columns take the integer mat-vec unless it takes one only
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384, SwarCols: 1}
 	mm := func(ty tensor.Type, m, k, n int64) *tensor.Tensor {
 		return node(tensor.OpMulMat, f32(m, n), nil, contiguous(ty, k, m), f32(k, n))
 	}

@@ -52,10 +52,15 @@ type Limits struct {
 	// SwarOff turns off the integer mat-vec of 4-bit and Q6_K weights (mul_mat_vec_q4.go),
 	// and SwarRows and SwarWG override its rows per workgroup and workgroup size (0: the
 	// defaults), and SwarMin the fewest weights (M x K) a product needs to take it (0:
-	// swarMinDefault), for comparisons and tuning (temporary).
+	// swarMinDefault), for comparisons and tuning (temporary). SwarCols caps the src1
+	// columns it takes (0: swarMaxCols; 1: one column only, as before its several-column
+	// form), and SwarColsMin is the fewest weights a product of several columns needs
+	// (0: the one-column threshold).
 	SwarOff          bool
 	SwarRows, SwarWG int
 	SwarMin          int
+	SwarCols         int
+	SwarColsMin      int
 	// Q6KOff turns off the Q6_K mat-vec (mul_mat_vec_q6k.go), and Q6KRows and Q6KWG
 	// override its rows per workgroup and workgroup size (0: the defaults), for
 	// comparisons and tuning (temporary).

@@ -12,7 +12,10 @@
 // 4096 x 14336 20.8 against 29.4, the gate form 14336 x 4096 34.3 against 68.1
 // (ggml-vulkan 23.6, 26.0, 54.2). That dispatch costs ~10 µs (a dependent dispatch, ~5 µs
 // on that GPU, and one invocation's work per group), which the gate form's two matrices
-// repay and single products do not (ops/mul_mat_vec_q4.go).
+// repay and single products do not (ops/mul_mat_vec_q4.go). With XQ the kernel also
+// takes NCOLS > 1 src1 columns (the nibble formats): each weight word's nibbles are masked
+// once for every column, each column's quantized group read in turn (xq holds a batch's
+// columns one after another).
 // A workgroup computes ROWS consecutive rows: invocations take tasks (a unit of Q4_0's
 // two blocks, one group otherwise) interleaved along the row, each for all ROWS rows.
 // Weight word w masked by 0x000F000F (after shifts of 0, 8, 4, 12) holds two weights
@@ -35,6 +38,7 @@
 // Tasks are single groups; the block's byte is computed (Q6_K rows need not start on
 // word boundaries: the blocks of 210 bytes alternate between two alignments).
 const ROWS = {{ROWS}}u;
+const NCOLS = {{NCOLS}}u; // src1 columns (more than one only with XQ)
 const HALF = {{HALF}}u;
 const WPG = {{WPG}}u; // quant words per group
 const GROUP = 8u * WPG; // elements per group
@@ -89,8 +93,9 @@ fn affine(m: u32, uw: u32, b: u32, j: u32) -> vec2<f32> {
 #endif
 
 #if XQ
-// Activation group gi of the column whose first group is slot col of xq: its WPG words in
-// x, and (dl, sl, dh, sh) (see mul_mat_vec_q4_act.wgsl).
+// Activation group gi of the column whose first group is slot col of xq (a batch's column
+// c at slot (bt NCOLS + c) K / GROUP): its WPG words in x, and (dl, sl, dh, sh) (see
+// mul_mat_vec_q4_act.wgsl).
 fn column_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, col: u32, gi: u32) -> vec4<f32> {
   let o = 4u * (col + gi) * (WPG + 1u);
   for (var w = 0u; w < WPG; w = w + 1u) { (*x)[w] = xq_get4i(o + 4u * w); }
@@ -119,41 +124,46 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
     for (var w = 0u; w < WPG; w = w + 1u) { qw[r * WPG + w] = qsw(0u, uw, blk * src0_BLOCK_BYTES, gg * WPG + w); }
   }
 #endif
-  var x: array<vec4<i32>, {{WPG}}>;
-  let xd = column_group(&x, col, gx);
-#if SPLIT
-  let xl = xd.xy;
-  let xh = xd.zw;
-#else
-  let x0 = vec2<f32>(xd.x, xd.y + xd.w);
-#endif
   let b = blk * src0_BLOCK_BYTES;
   let j = gg * GROUP / 32u; // the sub-block of the low nibbles
-  for (var m = 0u; m < MATS; m = m + 1u) {
-    for (var r = 0u; r < ROWS; r = r + 1u) {
-      let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
-      var d = vec2<i32>(0);
-      for (var w0 = 0u; w0 < WPG; w0 = w0 + 4u) { // 8 products per accumulator at most
-        var s = vec2<i32>(0);
-        for (var w = w0; w < w0 + 4u; w = w + 1u) {
-#if PRELOAD
-          s = s + word_dot(qw[r * WPG + w], x[w]);
-#else
-          s = s + word_dot(qsw(m, uw, b, gg * WPG + w), x[w]);
-#endif
-        }
-        d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
-      }
+#for C {{NCOLS}}
+  {
+    var x: array<vec4<i32>, {{WPG}}>;
+    let xd = column_group(&x, col + {{C}}u * (p.K / GROUP), gx);
 #if SPLIT
-      let fl = affine(m, uw, b, j);
-      let fh = affine(m, uw, b, j + 1u);
-      (*acc)[m * ROWS + r] = (*acc)[m * ROWS + r] + fl.x * (xl.x * if32(d.x)) + fl.y * xl.y + fh.x * (xh.x * if32(d.y)) + fh.y * xh.y;
+    let xl = xd.xy;
+    let xh = xd.zw;
 #else
-      let f = affine(m, uw, b, j);
-      (*acc)[m * ROWS + r] = (*acc)[m * ROWS + r] + f.x * (x0.x * if32(d.x + d.y)) + f.y * x0.y;
+    let x0 = vec2<f32>(xd.x, xd.y + xd.w);
 #endif
+    for (var m = 0u; m < MATS; m = m + 1u) {
+      for (var r = 0u; r < ROWS; r = r + 1u) {
+        let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
+        var d = vec2<i32>(0);
+        for (var w0 = 0u; w0 < WPG; w0 = w0 + 4u) { // 8 products per accumulator at most
+          var s = vec2<i32>(0);
+          for (var w = w0; w < w0 + 4u; w = w + 1u) {
+#if PRELOAD
+            s = s + word_dot(qw[r * WPG + w], x[w]);
+#else
+            s = s + word_dot(qsw(m, uw, b, gg * WPG + w), x[w]);
+#endif
+          }
+          d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
+        }
+        let o = (m * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
+#if SPLIT
+        let fl = affine(m, uw, b, j);
+        let fh = affine(m, uw, b, j + 1u);
+        (*acc)[o] = (*acc)[o] + fl.x * (xl.x * if32(d.x)) + fl.y * xl.y + fh.x * (xh.x * if32(d.y)) + fh.y * xh.y;
+#else
+        let f = affine(m, uw, b, j);
+        (*acc)[o] = (*acc)[o] + f.x * (x0.x * if32(d.x + d.y)) + f.y * x0.y;
+#endif
+      }
     }
   }
+#endfor
 }
 
 #endif
@@ -249,12 +259,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let b3 = w.w;
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
 #if XQ
-  let col = bt * (p.K / GROUP); // the batch's first group in xq
+  let col = bt * NCOLS * (p.K / GROUP); // the batch's first group in xq
 #else
   let col = b2 * p.B.z + b3 * p.B.w;
 #endif
   var acc: array<f32, {{ACC}}>;
-  for (var r = 0u; r < MATS * ROWS; r = r + 1u) { acc[r] = 0.0; }
+  for (var r = 0u; r < {{ACC}}u; r = r + 1u) { acc[r] = 0.0; }
   for (var t = lid; t < p.K / TASK; t = t + {{WG}}u) {
     let c = t * TASK;
 #if Q6K
@@ -270,11 +280,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   }
   sum_partials(lid, &acc);
-  if (lid < ROWS && i0 + lid < p.M) {
+  // sum o = r NCOLS + c is row i0 + r, column c
+  if (lid < ROWS * NCOLS && i0 + lid / NCOLS < p.M) {
     var y = red[lid * {{WG}}u];
 #if GLU
-    y = silu(y) * red[(ROWS + lid) * {{WG}}u];
+    y = silu(y) * red[(ROWS * NCOLS + lid) * {{WG}}u];
 #endif
-    dst_set(offset4(vec4<u32>(i0 + lid, 0u, b2, b3), p.D), y);
+    dst_set(offset4(vec4<u32>(i0 + lid / NCOLS, lid % NCOLS, b2, b3), p.D), y);
   }
 }
