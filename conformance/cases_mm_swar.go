@@ -67,7 +67,7 @@ func swarGLUCases() []*Case {
 	cs = append(cs, swarGLUCase(tensor.Q4_0, 20, 14336, 1), swarGLUCase(tensor.Q4_K, 20, 14336, 1), swarGLUCase(tensor.Q6_K, 12, 2048, 1))
 	// several columns (the kernel's XQ form by NCOLS)
 	return append(cs, swarGLUCase(tensor.Q4_0, 20, 2048, 2), swarGLUCase(tensor.Q4_1, 11, 512, 3), swarGLUCase(tensor.Q4_K, 20, 2048, 4),
-		swarGLUCase(tensor.Q4_K, 7, 256, 8))
+		swarGLUCase(tensor.Q4_0, 7, 256, 4))
 }
 
 // swarGLUCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and n

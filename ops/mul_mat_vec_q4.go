@@ -68,6 +68,22 @@ const (
 	swarXQWG   = 32
 )
 
+// swarColsRowsSmallBlocks replaces swarXQRows for one matrix of Q4_0 or Q4_1 (four quant
+// words a group) by several columns; Q4_K (eight) and the gate form keep two rows. On an
+// H100 (µs, weights beyond the L2 cache, n = 2, 4, 8; 2 rows -> 4 rows -> 1 row;
+// ggml-vulkan in brackets): Q4_0 14336 x 4096 29.7, 40.0, 79.3 -> 26.1, 31.9, 61.7 ->
+// 35.2, 58.6, 110 (23.6, 36.1, 63.5); 4096 x 14336 30.3, 40.1, 79.0 -> 29.0, 33.3, 60.5 ->
+// 41.5, 71.1, 147 (25.3, 37.8, 64.7); but Q4_K 14336 x 4096 32.5, 46.9, 84.0 -> 39.2, 61.8,
+// 132 -> 35.8, 57.4, 103 (29.6, 47.1, 83.1), 4096 x 14336 33.0, 46.9, 86.1 -> 44.9, 71.1,
+// 119 -> 43.8, 80.1, 143 (33.9, 50.7, 101); the Q4_K gate form 14336 x 4096 49.8, 83.8, 193
+// -> 69.8, 110, 468 -> 50.3, 97.8, 194 (52.8, 86.6, 157).
+const swarColsRowsSmallBlocks = 4
+
+// swarGateMaxCols is the most src1 columns of the integer mat-vec's gate form: at eight
+// the vectorised kernel's gate form is faster (H100, Q4_K 14336 x 4096, cold: 156 against
+// 193 µs; at two and four columns 85.9 and 124 against 49.8 and 83.8).
+const swarGateMaxCols = 4
+
 // swarActWG is the workgroup size of the column's quantization (one invocation a group).
 const swarActWG = 64
 
@@ -81,13 +97,16 @@ const (
 
 // swarShape returns the rows per workgroup and workgroup size of the integer mat-vec of
 // mats matrices (1, or 2 for the gate form) of m rows (over every batch) of tasks tasks by
-// cols src1 columns, its columns quantized ahead (xq) or in the kernel, with Limits'
-// overrides (SwarRows; SwarWG: a power of two); the partial sums of the workgroup must
-// fit its storage.
-func swarShape(m, tasks uint32, mats, cols int, xq bool, l *Limits) (rows, wg int) {
+// cols src1 columns, its columns quantized ahead (xq) or in the kernel, with groups of
+// wpg quant words, with Limits' overrides (SwarRows; SwarWG: a power of two); the partial
+// sums of the workgroup must fit its storage.
+func swarShape(m, tasks uint32, mats, cols, wpg int, xq bool, l *Limits) (rows, wg int) {
 	rows, wg = swarRows, swarWG
 	if xq {
 		rows, wg = swarXQRows, swarXQWG
+		if cols > 1 && mats == 1 && wpg == 4 {
+			rows = swarColsRowsSmallBlocks
+		}
 	} else if m < swarManyRows {
 		for wg < swarMaxWG && uint32(2*wg) <= tasks {
 			wg *= 2
@@ -207,7 +226,7 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 	} else if f, _ := format(ws[0].Type); f.UnitElems() > f.BlockElems() {
 		task = uint32(f.UnitElems()) / uint32(f.BlockElems()) * uint32(2*half) // Q4_0: a unit of two groups
 	}
-	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), int(p.N), xq, l)
+	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), int(p.N), wpg, xq, l)
 	layout := map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
 		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k)}
 	var ds []Dispatch

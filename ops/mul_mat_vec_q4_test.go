@@ -95,18 +95,25 @@ func TestSwarShape(t *testing.T) {
 		{4096, 64, swarRows, 64},
 		{2048, 8, swarRows, swarWG},
 	} {
-		rows, wg := swarShape(c.m, c.tasks, 1, 1, false, l)
+		rows, wg := swarShape(c.m, c.tasks, 1, 1, 8, false, l)
 		require.Equal(t, [2]int{c.rows, c.wg}, [2]int{rows, wg}, "%d rows of %d tasks", c.m, c.tasks)
 	}
 	for _, m := range []uint32{128256, 4096, 2048} { // the column quantized ahead
-		rows, wg := swarShape(m, 64, 2, 1, true, l)
+		rows, wg := swarShape(m, 64, 2, 1, 8, true, l)
 		require.Equal(t, [2]int{swarXQRows, swarXQWG}, [2]int{rows, wg}, "%d rows, XQ", m)
 	}
+	// several columns: four rows for one matrix of four quant words a group, else two
+	for _, c := range []struct{ mats, cols, wpg, rows int }{{1, 2, 4, 4}, {1, 8, 4, 4}, {1, 2, 8, 2}, {2, 4, 4, 2}, {1, 1, 4, 2}} {
+		rows, wg := swarShape(14336, 64, c.mats, c.cols, c.wpg, true, l)
+		require.Equal(t, [2]int{c.rows, swarXQWG}, [2]int{rows, wg}, "%+v", c)
+	}
+	rows, _ := swarShape(14336, 64, 1, 8, 4, true, &Limits{MaxWorkgroupStorage: 2048})
+	require.Equal(t, 2, rows, "partial sums of 8 columns halved to fit")
 	l.SwarRows, l.SwarWG = 4, 100 // a workgroup size that is no power of two is ignored
-	rows, wg := swarShape(14336, 64, 2, 1, true, l)
+	rows, wg := swarShape(14336, 64, 2, 1, 8, true, l)
 	require.Equal(t, [2]int{4, swarWG}, [2]int{rows, wg})
 	l.SwarRows, l.SwarWG, l.MaxWorkgroupStorage = 64, 1024, 16384
-	rows, wg = swarShape(14336, 64, 2, 1, false, l)
+	rows, wg = swarShape(14336, 64, 2, 1, 8, false, l)
 	require.LessOrEqual(t, 4*2*rows*wg, 16384, "partial sums beyond the workgroup storage: %d x %d", rows, wg)
 }
 
@@ -158,10 +165,11 @@ func TestSwarLowering(t *testing.T) {
 			require.Equal(t, "1", ds[1].Spec.Defines["XQ"])
 			require.Equal(t, fmt.Sprint(n), ds[1].Spec.Defines["NCOLS"])
 			require.Equal(t, "0", ds[1].Spec.Defines["PRELOAD"])
-			wpg := int64(8) // quant words a group: 4 for the blocks of 32
+			wpg, rows := int64(8), swarXQRows // quant words a group: 4 for the blocks of 32
 			if q == tensor.Q4_0 || q == tensor.Q4_1 {
-				wpg = 4
+				wpg, rows = 4, swarColsRowsSmallBlocks
 			}
+			require.Equal(t, fmt.Sprint(rows), ds[1].Spec.Defines["ROWS"], "%s, %d columns", q, n)
 			require.Equal(t, n*4096/(8*wpg)*(wpg+1)*4, ds[0].Tensors[1].Ne[0], "%s: every column's groups", q)
 		}
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 2), l), "%s, two columns below the threshold", q)
@@ -239,6 +247,24 @@ func TestSwarLowering(t *testing.T) {
 		for _, d := range ds {
 			_, err = cache.Pipeline(d.Spec)
 			require.NoError(t, err, "%s %s", q, d.Spec.Kernel)
+		}
+		if q != tensor.Q6_K {
+			// several columns: the gate form up to swarGateMaxCols, the vectorised one beyond
+			for cols, want := range map[int64]string{4: "mul_mat_vec_q4", 8: "mul_mat_vec8"} {
+				x4 := f32(4096, cols)
+				g4 := node(tensor.OpMulMat, f32(32768, cols), nil, contiguous(q, 4096, 32768), x4)
+				u4 := node(tensor.OpMulMat, f32(32768, cols), nil, contiguous(q, 4096, 32768), x4)
+				n4 := []*tensor.Tensor{g4, u4, node(tensor.OpGLU, f32(32768, cols), []int32{int32(tensor.GLUSwiGLU)}, g4, u4)}
+				require.True(t, gluRow.Applies(n4, l))
+				ds, err := gluRow.Lower(n4, l)
+				require.NoError(t, err)
+				last := ds[len(ds)-1]
+				require.Equal(t, want, last.Spec.Kernel, "%s gate by %d columns", q, cols)
+				if want == "mul_mat_vec_q4" {
+					require.Equal(t, fmt.Sprint(cols), last.Spec.Defines["NCOLS"])
+					require.Equal(t, fmt.Sprint(swarXQRows), last.Spec.Defines["ROWS"], "the gate form keeps two rows")
+				}
+			}
 		}
 		off := *l
 		off.SwarOff = true
