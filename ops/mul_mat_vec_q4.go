@@ -20,6 +20,19 @@ import (
 // (54.1), 8192 x 2048 32.1 -> 22.3 (22.0). That dispatch costs ~10 µs, which single
 // products do not repay: Q4_K 14336 x 4096 30.5 -> 31.0, 4096 x 14336 29.5 -> 30.7,
 // 2048 x 8192 15.8 -> 19.8-24.4 µs.
+//
+// Products of 2 to 8 columns of Q4_0, Q4_1 and Q4_K weights (several sequences decoded
+// together, speculative drafts) take the same form: the columns quantized once by that
+// dispatch, each weight word's nibbles masked once for every column. On an H100 (µs,
+// weights beyond the L2 cache, n = 2, 4, 8; the vectorised kernel -> this; ggml-vulkan in
+// brackets; one machine start): Q4_0 14336 x 4096 40.8, 52.8, 69.7 -> 26.1,
+// 31.9, 61.7 (23.6, 36.1, 63.5); Q4_0 4096 x 14336 42.3, 55.4, 72.6 -> 29.0, 33.3, 60.5
+// (25.3, 37.8, 64.7); Q4_K 14336 x 4096 43.9, 63.3, 86.3 -> 32.5, 46.9, 84.0 (29.6, 47.1,
+// 83.1); Q4_K 4096 x 14336 44.0, 70.5, 92.4 -> 33.0, 46.9, 86.1 (33.9, 50.7, 101); the Q4_K
+// gate form 14336 x 4096 85.9, 124 -> 49.8, 83.8 at n = 2, 4 (52.8, 86.6). Below the
+// one-column thresholds the vectorised kernel measured even or faster (Q4_K 2048 x 2048
+// at n = 2: 8.0 against 12.9), so those thresholds hold for several columns too. An 8B
+// Q4_K_M decode of 2 sequences took 8,270 µs of GPU time a step against 9,177 before.
 
 // swarMinDefault is the fewest weights (M x K over every batch) of a product that takes
 // the integer mat-vec (Limits.SwarMin overrides it). Each workgroup quantizes the

@@ -3,7 +3,8 @@
 # backend (the peer) in one run, side by side, on the same model. Without -m it writes a
 # 1B-class llama model with random F16 weights (embedding 2048, 16 layers, 32/8 heads,
 # feed-forward 8192, the tiny test model's 32000-token vocabulary) into .cache/models.
-#   scripts/bench.sh [-m model.gguf] [-d WGPU0 -d Vulkan0] [-p 512] [-n 128] [-r 3]
+#   scripts/bench.sh [-m model.gguf] [-d WGPU0 -d Vulkan0] [-p 512] [-n 128] [-r 3] [-s 1]
+# (-s S: tg decodes S sequences side by side and reports the tokens of all of them a second)
 # Set MKMODEL_ARGS (e.g. "--type q4_0 --embd 4096 --layers 32 --ff 14336") to shape the
 # generated model.
 set -euo pipefail
