@@ -200,7 +200,7 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 		least = uint64(l.SwarMin)
 	}
 	if p.N > 1 {
-		if a.Type == tensor.Q6_K || p.N > uint32(swarCols(l)) {
+		if a.Type == tensor.Q6_K || p.N > uint32(swarCols(l)) || !swarXQFits(a, p) {
 			return false
 		}
 		if l.SwarColsMin > 0 {
@@ -208,6 +208,23 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 		}
 	}
 	return !l.SwarOff && p.N >= 1 && half > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
+}
+
+// swarXQFits reports whether the quantized columns of the integer mat-vec's XQ form (its
+// gate form and several columns) of weights a by p's columns fit in ScratchBudget: 16
+// bytes a quant word and the scales' four words per group of every column and batch, for
+// the columns' 4 bytes an element 2.5 (blocks of 32) or 2.25. Batches beyond that (only
+// odd graphs have them) take the vectorised kernel.
+func swarXQFits(a *tensor.Tensor, p mulMatParams) bool {
+	wpg := uint64(swarFormat(a) / 4)
+	if a.Type == tensor.Q6_K {
+		wpg = q6kGroupWords
+	}
+	if wpg == 0 {
+		return false
+	}
+	bytes := uint64(p.K) / (8 * wpg) * uint64(p.N) * uint64(p.Batches) * 16 * (wpg + 1)
+	return bytes <= ScratchBudget
 }
 
 // swarMaxCols is the most src1 columns the integer mat-vec takes (its several-column form,

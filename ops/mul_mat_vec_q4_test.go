@@ -173,6 +173,13 @@ func TestSwarLowering(t *testing.T) {
 			require.Equal(t, n*4096/(8*wpg)*(wpg+1)*4, ds[0].Tensors[1].Ne[0], "%s: every column's groups", q)
 		}
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 2), l), "%s, two columns below the threshold", q)
+		// broadcast batches: the quantized columns must fit ScratchBudget (8 columns of 4096
+		// elements take 80 or 72 KiB a batch)
+		batched := func(batches int64) *tensor.Tensor {
+			return node(tensor.OpMulMat, f32(1024, 8, batches), nil, contiguous(q, 4096, 1024), f32(4096, 8, batches))
+		}
+		require.Equal(t, []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}, kernels(batched(512), l), "%s, 512 batches", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(batched(1024), l), "%s, 1024 batches: beyond the scratch budget", q)
 		one := *l
 		one.SwarCols = 1
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), &one), "%s, several columns off", q)
