@@ -60,7 +60,7 @@ const (
 	EnvQ6KPairs    = "GGML_WGPU_Q6K_PAIRS"
 	EnvQ6KPairsMin = "GGML_WGPU_Q6K_PAIRS_MIN"
 	// EnvQ6KCols overrides the most src1 columns the Q6_K mat-vec takes
-	// (ops.Limits.Q6KCols: 1 or 2), for comparisons.
+	// (ops.Limits.Q6KCols: 1 to 8), for comparisons.
 	EnvQ6KCols = "GGML_WGPU_Q6K_COLS"
 	// EnvReadOnly=0 binds every operand read_write, as before read-only bindings of weights
 	// (backend.readOnlyOperands), for comparisons.

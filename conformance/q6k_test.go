@@ -11,8 +11,8 @@ import (
 // q6kCases are the Q6_K products of one column of mulMatSwarQ6Cases: rows of 1, 8, 16 and
 // 49 blocks (rows at either alignment, and loop turns that the row ends part way),
 // broadcast batches, activations over six orders of magnitude with a zero block, weights
-// and activations at their extremes, and 8192 rows; products of two columns (rows of 1,
-// 2, 8 and 49 blocks, broadcast batches: mul_mat_vec_q6k_cols.wgsl); and llama's
+// and activations at their extremes, and 8192 rows; products of 2 to 8 columns (rows of
+// 1 to 49 blocks, broadcast batches, permuted columns: mul_mat_vec_q6k_cols.wgsl); and llama's
 // feed-forward gate in Q6_K (the kernel's gate form) in two sizes of one column and one of
 // two, which TestConformanceQ6K's shapes also run at 2 and 4 rows a workgroup.
 func q6kCases() []*Case {
@@ -27,11 +27,17 @@ func q6kCases() []*Case {
 		cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 13, n: 2, k: k, bs: one, nr: one}))
 	}
 	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 9, n: 2, k: 1024, bs: [2]int64{2, 3}, nr: [2]int64{2, 1}}))
+	for _, n := range []int64{3, 4, 8} {
+		cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 13, n: n, k: 512 * n, bs: one, nr: one}))
+	}
+	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 7, n: 5, k: 12544, bs: one, nr: one}),
+		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 9, n: 4, k: 1024, bs: [2]int64{2, 3}, nr: [2]int64{2, 1}}),
+		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 11, n: 3, k: 512, bs: [2]int64{4, 1}, nr: one, perB: true}))
 	return append(cs, swarGLUCase(tensor.Q6_K, 12, 2048, 1), swarGLUCase(tensor.Q6_K, 4099, 512, 1), swarGLUCase(tensor.Q6_K, 12, 2048, 2))
 }
 
 // TestQ6KPlans checks that every case of q6kCases takes the Q6_K mat-vec, one dispatch
-// (its one-column or its two-column kernel).
+// (its one-column or its several-column kernel).
 func TestQ6KPlans(t *testing.T) {
 	env := openTestEnv(t)
 	cs := q6kCases()

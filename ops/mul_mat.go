@@ -375,7 +375,7 @@ func lowerMatVecGLU(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	wg, wu, x := gate.Src[0], up.Src[0], gate.Src[1]
 	p := mulMatParamsOf(gate)
 	p.D = strides(glu)
-	if q6kApplies(wg, x, p, l) && q6kApplies(wu, x, p, l) {
+	if q6kApplies(wg, x, p, l) && q6kApplies(wu, x, p, l) && p.N <= q6kGateMaxCols {
 		return []Dispatch{matVecQ6K(p, []*tensor.Tensor{wg, wu, x, glu}, l)}, nil
 	}
 	if swarApplies(wg, x, p, l) && swarFormat(wu) > 0 && p.N <= swarGateMaxCols && swarXQFits(wg, p) {

@@ -399,7 +399,16 @@ func TestQ6KLowering(t *testing.T) {
 	require.Equal(t, "mul_mat_vec_q6k_cols", two.Spec.Kernel, "two columns")
 	require.Equal(t, "2", two.Spec.Defines["NCOLS"])
 	require.Equal(t, "4", two.Spec.Defines["ACC"], "two rows by two columns")
-	require.Equal(t, "mul_mat_vec8", lower(mm(4096, 4096, 3), l).Spec.Kernel, "three columns")
+	for _, n := range []int64{3, 8} {
+		d := lower(mm(4096, 4096, n), l)
+		require.Equal(t, "mul_mat_vec_q6k_cols", d.Spec.Kernel, "%d columns", n)
+		require.Equal(t, fmt.Sprint(n), d.Spec.Defines["NCOLS"])
+		require.Equal(t, "2", d.Spec.Defines["ROWS"])
+	}
+	head := lower(mm(128256, 4096, 8), l)
+	require.Equal(t, "2", head.Spec.Defines["ROWS"], "an output head by 8 columns keeps two rows")
+	require.Equal(t, "4", lower(mm(128256, 4096, 2), l).Spec.Defines["ROWS"], "by 2 columns, four")
+	require.NotContains(t, lower(mm(4096, 4096, 9), l).Spec.Kernel, "mul_mat_vec", "nine columns: no mat-vec")
 	one := *l
 	one.Q6KCols = 1
 	require.Equal(t, "mul_mat_vec8", lower(mm(4096, 4096, 2), &one).Spec.Kernel, "one column only")
@@ -418,8 +427,8 @@ func TestQ6KLowering(t *testing.T) {
 // for unquantized weights, 2 for quantized ones; matVecShape's for fewer rows, fewer
 // columns below 8192 rows, or with a tuning override.
 func TestMatVecColsShape(t *testing.T) {
-	// the 4-bit formats' several columns take the integer mat-vec unless it takes one only
-	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384, SwarCols: 1}
+	// the 4-bit formats' and Q6_K's several columns take their own kernels unless they take one only
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384, SwarCols: 1, Q6KCols: 1}
 	mm := func(ty tensor.Type, m, k, n int64) *tensor.Tensor {
 		return node(tensor.OpMulMat, f32(m, n), nil, contiguous(ty, k, m), f32(k, n))
 	}

@@ -92,15 +92,23 @@ func q6kApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 		a.Loc.Addr%2 == 0 && a.Nb[1]%2 == 0 && a.Nb[2]%2 == 0 && a.Nb[3]%2 == 0
 }
 
-// q6kMaxCols is the most src1 columns the Q6_K mat-vec takes: two columns through
-// mul_mat_vec_q6k_cols.wgsl, each block's weights turned into floats once for both. On an
-// H100 (µs, cold, the vectorised kernel -> this; ggml-vulkan in brackets, same start):
-// 14336 x 4096 51.2 -> 38.9 (24.9), 4096 x 14336 52.1 -> 39.7 (23.9). At four columns it
-// measured even with the vectorised kernel (71.1 -> 72.2; 73.0 -> 71.1), so those stay
-// there. (The one-column kernel keeps its own source: written with the several-column
-// one's struct of activations and sums through a pointer, the same arithmetic slowed a 1B
-// Q4_K_M decode graph from 1,483 to 1,654 µs.)
-const q6kMaxCols = 2
+// q6kMaxCols is the most src1 columns the Q6_K mat-vec takes: 2 to 8 columns through
+// mul_mat_vec_q6k_cols.wgsl, each block's weights turned into floats once for every
+// column. On an H100 (µs, cold, the vectorised kernel -> this; ggml-vulkan in brackets,
+// another start): 14336 x 4096 at n = 2 51.2 -> 38.9 (24.9), 4 72.3 -> 56.4 (40.3), 8
+// 92.6 -> 88.9 (79.6); 4096 x 14336 52.1 -> 39.7 (23.9), 73.9 -> 61.4 (40.4), 103 -> 94.4
+// (76.3). An earlier measurement of four columns, before the kernel took its final form,
+// had them even. Two rows a workgroup at most (four at eight columns: 252 and 277 µs; one
+// row: 141 and 165), and blocks a pair at a time (one at a time: 142, 141 at eight
+// columns). The gate form keeps two columns at most (q6kGateMaxCols). (The one-column
+// kernel keeps its own source: written with the several-column one's struct of
+// activations and sums through a pointer, the same arithmetic slowed a 1B Q4_K_M decode
+// graph from 1,483 to 1,654 µs.)
+const q6kMaxCols = 8
+
+// q6kGateMaxCols is the most src1 columns of the Q6_K mat-vec's gate form: two, as
+// measured (more take the vectorised kernel's gate form).
+const q6kGateMaxCols = 2
 
 // q6kCols returns the most columns the Q6_K mat-vec takes, Limits.Q6KCols where set.
 func q6kCols(l *Limits) int {
@@ -126,6 +134,9 @@ func matVecQ6K(p mulMatParams, tensors []*tensor.Tensor, l *Limits) Dispatch {
 	perRow := int(p.N) // sums per row
 	if glu {
 		perRow *= 2
+	}
+	if p.N > 2 && rows > 2 && l.Q6KRows == 0 {
+		rows = 2 // see q6kMaxCols
 	}
 	for rows > 1 && rows*perRow*wg > matVecRed { // overrides only: the sums must fit
 		rows /= 2

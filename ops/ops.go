@@ -71,7 +71,7 @@ type Limits struct {
 	// default), for comparisons and tests.
 	Q6KPairsOff bool
 	Q6KPairsMin int
-	// Q6KCols overrides the most src1 columns the Q6_K mat-vec takes (0: the default, 2;
+	// Q6KCols overrides the most src1 columns the Q6_K mat-vec takes (0: the default, 8;
 	// 1: one column only), for comparisons.
 	Q6KCols int
 }
