@@ -97,7 +97,8 @@ const swarColsRowsSmallBlocks = 4
 // 193 µs; at two and four columns 85.9 and 124 against 49.8 and 83.8).
 const swarGateMaxCols = 4
 
-// swarActWG is the workgroup size of the column's quantization (one invocation a group).
+// swarActWG is the workgroup size of the columns' quantization (an invocation a quant
+// word: a multiple of every format's quant words a group).
 const swarActWG = 64
 
 // q6kHalf is the distance in elements between the low and the high nibbles' elements of
@@ -271,7 +272,7 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 		x := scratchAt(tensor.I32, 0, int64(groups)*int64(4*(wpg+1)))
 		quant := spec("mul_mat_vec_q4_act", swarActWG, p, layout, vec(in("src1", b)), out("dst", x))
 		ds = append(ds, Dispatch{Spec: quant, Tensors: []*tensor.Tensor{b, x}, Params: p,
-			Grid: grid1D((groups+swarActWG-1)/swarActWG, l)})
+			Grid: grid1D((groups*uint64(wpg)+swarActWG-1)/swarActWG, l)})
 		operands = append(operands, vec(in("xq", x)))
 		tensors = append(tensors, x)
 	} else {

@@ -25,6 +25,20 @@ fn group_start(q: u32) -> u32 {
 #endif
 }
 
+// Four activations v times the inverse scale inv (|v inv| <= 127) rounded to the nearest
+// integer: v inv + 1.5 * 2^23 holds it in its mantissa, so the bits less those of 1.5 *
+// 2^23 are the integer, with no conversion instruction.
+fn round8(v: vec4<f32>, inv: f32) -> vec4<i32> {
+  return bitcast<vec4<i32>>(v * inv + 12582912.0) - vec4<i32>(0x4b400000);
+}
+
+// The activation words of a quant word from its low nibbles' quantized elements l (e..e+3)
+// and its high nibbles' h (e+HALF..): X(e, e+2), X(e+1, e+3), X(e+HALF, e+HALF+2),
+// X(e+HALF+1, e+HALF+3).
+fn quant_word(l: vec4<i32>, h: vec4<i32>) -> vec4<i32> {
+  return vec4<i32>(l.z + (l.x << 16u), l.w + (l.y << 16u), h.z + (h.x << 16u), h.w + (h.y << 16u));
+}
+
 // The quantized activations of the group whose first element is src1 element c: the
 // words of its WPG quant words in x, and (dl, sl, dh, sh).
 fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, c: u32) -> vec4<f32> {
@@ -52,16 +66,14 @@ fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, c: u32) -> vec4<f32>
 #endif
   let il = select(0.0, 127.0 / al, al > 0.0);
   let ih = select(0.0, 127.0 / ah, ah > 0.0);
-  // x * id + 1.5 * 2^23 holds round(x * id) in its mantissa (|x * id| <= 127): the bits
-  // less those of 1.5 * 2^23 are the integer, with no conversion instruction.
   var sl = vec4<i32>(0);
   var sh = vec4<i32>(0);
   for (var w = 0u; w < WPG; w = w + 1u) {
-    let l = bitcast<vec4<i32>>(lo[w] * il + 12582912.0) - vec4<i32>(0x4b400000);
-    let h = bitcast<vec4<i32>>(hi[w] * ih + 12582912.0) - vec4<i32>(0x4b400000);
+    let l = round8(lo[w], il);
+    let h = round8(hi[w], ih);
     sl = sl + l;
     sh = sh + h;
-    (*x)[w] = vec4<i32>(l.z + (l.x << 16u), l.w + (l.y << 16u), h.z + (h.x << 16u), h.w + (h.y << 16u));
+    (*x)[w] = quant_word(l, h);
   }
   let dl = al / 127.0;
   let dh = ah / 127.0;
