@@ -10,9 +10,10 @@
 // every workgroup, so that a workgroup can take few rows: on an H100 (µs, weights beyond
 // the L2 cache, 2 rows a workgroup, the kernel alone) Q4_K 14336 x 4096 20.5 against 30.3,
 // 4096 x 14336 20.8 against 29.4, the gate form 14336 x 4096 34.3 against 68.1
-// (ggml-vulkan 23.6, 26.0, 54.2). That dispatch costs ~10 µs (a dependent dispatch, ~5 µs
-// on that GPU, and one invocation's work per group), which the gate form's two matrices
-// repay and single products do not (ops/mul_mat_vec_q4.go). With XQ the kernel also
+// (ggml-vulkan 23.6, 26.0, 54.2). That dispatch cost ~10 µs when it took one invocation a
+// group (a dependent dispatch, ~5 µs on that GPU, and that invocation's work), which the
+// gate form's two matrices repaid and single products did not; it now takes an invocation
+// a quant word (ops/mul_mat_vec_q4.go). With XQ the kernel also
 // takes NCOLS > 1 src1 columns (the nibble formats): each weight word's nibbles are masked
 // once for every column, each column's quantized group read in turn (xq holds a batch's
 // columns one after another).
