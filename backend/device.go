@@ -48,6 +48,9 @@ const (
 	// that takes it (ops.Limits.SwarColsMin), for comparisons and tuning.
 	EnvSwarCols    = "GGML_WGPU_SWAR_COLS"
 	EnvSwarColsMin = "GGML_WGPU_SWAR_COLS_MIN"
+	// EnvSwarXQ=1 makes every single product of one column on the integer mat-vec take its
+	// XQ form (ops.Limits.SwarXQ), for comparisons and tests.
+	EnvSwarXQ = "GGML_WGPU_SWAR_XQ"
 	// EnvQ6K=0 turns off the Q6_K mat-vec (ops.Limits.Q6KOff), EnvQ6KRows and EnvQ6KWG
 	// override its rows per workgroup and workgroup size (temporary: for comparisons and
 	// tuning).
@@ -234,7 +237,7 @@ func (d *Device) Limits() ops.Limits {
 		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
 		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings),
 		SwarOff:           os.Getenv(EnvSwar) == "0", SwarRows: envInt(EnvSwarRows), SwarWG: envInt(EnvSwarWG),
-		SwarMin: envInt(EnvSwarMin), SwarCols: envInt(EnvSwarCols), SwarColsMin: envInt(EnvSwarColsMin), Q6KOff: os.Getenv(EnvQ6K) == "0", Q6KPairsOff: os.Getenv(EnvQ6KPairs) == "0", Q6KPairsMin: envInt(EnvQ6KPairsMin), Q6KCols: envInt(EnvQ6KCols), Q6KRows: envInt(EnvQ6KRows), Q6KWG: envInt(EnvQ6KWG)}
+		SwarMin: envInt(EnvSwarMin), SwarCols: envInt(EnvSwarCols), SwarColsMin: envInt(EnvSwarColsMin), SwarXQ: os.Getenv(EnvSwarXQ) == "1", Q6KOff: os.Getenv(EnvQ6K) == "0", Q6KPairsOff: os.Getenv(EnvQ6KPairs) == "0", Q6KPairsMin: envInt(EnvQ6KPairsMin), Q6KCols: envInt(EnvQ6KCols), Q6KRows: envInt(EnvQ6KRows), Q6KWG: envInt(EnvQ6KWG)}
 }
 
 // OwnMemory returns the GPU memory in buffers that the device holds beyond those ggml

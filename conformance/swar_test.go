@@ -45,13 +45,26 @@ func TestSwarPlans(t *testing.T) {
 		case strings.Contains(c.Name, "swiglu"):
 			require.Equal(t, swar, glu, "%s: the gate form: %v", c.Name, keys)
 			require.Equal(t, glu, act, "%s: one quantization per gate product: %v", c.Name, keys)
-		case !strings.Contains(c.Name, ",n=1,"):
+		case !strings.Contains(c.Name, ",n=1,") || strings.Contains(c.Name, ",m=8192,") && !strings.Contains(c.Name, "q6_K"):
+			// several columns, and single products of many rows (ops.swarXQMinRows) but Q6_K's
 			require.Zero(t, glu, "%s: %v", c.Name, keys)
-			require.Equal(t, swar, act, "%s: several columns quantized first: %v", c.Name, keys)
+			require.Equal(t, swar, act, "%s: the columns quantized first: %v", c.Name, keys)
 		default:
 			require.Zero(t, glu+act, "%s: %v", c.Name, keys)
 		}
 	}
+}
+
+// TestConformanceSwarXQ runs the integer mat-vec cases (mulMatSwarCases) with every single
+// product on the kernel's XQ form (GGML_WGPU_SWAR_XQ=1), its column quantized by a
+// dispatch of its own, as single products of many rows take it by default.
+func TestConformanceSwarXQ(t *testing.T) {
+	t.Setenv("GGML_WGPU_SWAR_MIN", "1") // inherited by the child process
+	t.Setenv("GGML_WGPU_SWAR_XQ", "1")
+	t.Setenv("GGML_WGPU_Q6K", "0")
+	isolated(t, func(t *testing.T) {
+		runSuite(t, openTestEnv(t), mulMatSwarCases())
+	})
 }
 
 // TestConformanceSwar runs the integer mat-vec cases (mulMatSwarCases) in a child process

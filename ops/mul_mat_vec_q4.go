@@ -85,6 +85,20 @@ const (
 	swarXQWG   = 32
 )
 
+// swarXQMinRows is the fewest rows of a single product of one column of the nibble
+// formats that takes the XQ form (its column quantized by a dispatch of its own, two rows
+// a workgroup), where fewer keep quantizing in the kernel (Limits.SwarXQ: every single
+// product). On an H100 (µs, weights beyond the L2 cache, two runs each, in the kernel ->
+// XQ, the quantizing dispatch included): Q4_0 14336 x 4096 25.7, 25.5 -> 21.9, 21.3 and
+// 4096 x 14336 25.1, 25.1 -> 22.2, 21.8; Q4_K 14336 x 4096 28.8, 28.2 -> 23.1, 22.7 and
+// 4096 x 14336 28.0, 27.8 -> 24.4, 24.6; Q4_K 4096 x 4096 13.0, 13.2 -> 12.3, 12.3 and
+// 8192 x 2048 13.1, 13.5 -> 12.6, 12.3; but Q4_K 2048 x 8192 12.7, 13.2 -> 14.5, 14.7
+// (ggml-vulkan 18.2, 23.3 at 14336 x 4096). A 1B Q4_K decode graph, all of whose single
+// products above the threshold have 2048 rows, measured 1,287, 1,291 µs of GPU time
+// against 1,296, 1,296 with every one on XQ; an 8B Q4_K_M's varied more between runs of
+// one setting (6,572 and 6,673 µs) than between the settings (6,111 and 6,641 on XQ).
+const swarXQMinRows = 4096
+
 // swarColsRowsSmallBlocks replaces swarXQRows for one matrix of Q4_0 or Q4_1 (four quant
 // words a group) by several columns; Q4_K (eight) and the gate form keep two rows. On an
 // H100 (µs, weights beyond the L2 cache, n = 2, 4, 8; 2 rows -> 4 rows -> 1 row;
@@ -252,7 +266,7 @@ func swarCols(l *Limits) int {
 func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Limits) []Dispatch {
 	half := swarFormat(ws[0])
 	q6k := ws[0].Type == tensor.Q6_K
-	xq := len(ws) == 2 || p.N > 1
+	xq := len(ws) == 2 || p.N > 1 || (!q6k && (l.SwarXQ || p.M >= swarXQMinRows) && swarXQFits(ws[0], p))
 	wpg := half / 4
 	task := uint32(2 * half) // elements per task: one group
 	if q6k {
@@ -315,12 +329,13 @@ func lowerMatVecQ4(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, boo
 }
 
 // matVecQ4Examples are MUL_MAT nodes that take the integer mat-vec under the default
-// limits (one per nibble format above its threshold, rows of one and of many tasks), for
-// the kernel compile test.
+// limits (per nibble format above its threshold: the column quantized in the kernel, and
+// on XQ rows of one and of many tasks and several columns), for the kernel compile test.
 func matVecQ4Examples() []*tensor.Tensor {
 	var ex []*tensor.Tensor
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
 		ex = append(ex,
+			node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 16384, 2048), f32(16384, 1)), // the column quantized in the kernel
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),
 			node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(q, 256, 131072), f32(256, 1)),
 			node(tensor.OpMulMat, f32(8192, 2), nil, contiguous(q, 4096, 8192), f32(4096, 2)), // several columns

@@ -137,6 +137,7 @@ func TestSwarLowering(t *testing.T) {
 		return ks
 	}
 	swar := []string{"mul_mat_vec_q4"}
+	xq := []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K} {
 		m := int64(4096) // 2^24 weights, 2^25 for the blocks of 32, 2^27 for Q6_K
 		switch q {
@@ -145,12 +146,28 @@ func TestSwarLowering(t *testing.T) {
 		case tensor.Q6_K:
 			m = 32768
 		}
-		require.Equal(t, swar, kernels(mm(q, m, 4096, 1), l), "%s at the threshold", q)
-		ds, err := Lower(mm(q, m, 4096, 1), l)
+		// single products of fewer than swarXQMinRows rows quantize their column in the kernel
+		k := m * 4096 / 2048
+		require.Equal(t, swar, kernels(mm(q, 2048, k, 1), l), "%s at the threshold", q)
+		ds, err := Lower(mm(q, 2048, k, 1), l)
 		require.NoError(t, err)
 		preload := q == tensor.Q4_0 || q == tensor.Q4_1 // swarPreload: four words a group
 		require.Equal(t, flag(preload), ds[0].Spec.Defines["PRELOAD"], "%s preloads its quant words", q)
-		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m-1, 4096, 1), l), "%s below the threshold", q)
+		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 2047, k, 1), l), "%s below the threshold", q)
+		if q == tensor.Q6_K {
+			require.Equal(t, swar, kernels(mm(q, m, 4096, 1), l), "%s keeps its in-kernel quantization", q)
+		} else {
+			// from swarXQMinRows rows the column is quantized ahead, as Limits.SwarXQ does for all
+			ds, err := Lower(mm(q, m, 4096, 1), l)
+			require.NoError(t, err)
+			require.Len(t, ds, 2, "%s, %d rows", q, m)
+			require.Equal(t, xq, []string{ds[0].Spec.Kernel, ds[1].Spec.Kernel})
+			require.Equal(t, "1", ds[1].Spec.Defines["XQ"])
+			require.Equal(t, fmt.Sprint(swarXQRows), ds[1].Spec.Defines["ROWS"])
+			all := *l
+			all.SwarXQ = true
+			require.Equal(t, xq, kernels(mm(q, 2048, k, 1), &all), "%s, Limits.SwarXQ", q)
+		}
 		if q == tensor.Q6_K {
 			require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), l), "%s, two columns", q)
 			continue
@@ -193,8 +210,8 @@ func TestSwarLowering(t *testing.T) {
 	}
 	for _, ex := range append(matVecQ4Examples(), swarQ6KExample()) {
 		want := swar
-		if ex.Ne[1] > 1 {
-			want = []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}
+		if ex.Ne[1] > 1 || ex.Ne[0] >= swarXQMinRows && ex.Src[0].Type != tensor.Q6_K {
+			want = xq
 		}
 		require.Equal(t, want, kernels(ex, l), "the compile test's example %s", ex.Src[0].Type)
 	}
@@ -216,7 +233,7 @@ func TestSwarLowering(t *testing.T) {
 	require.Equal(t, "0", ds[0].Spec.Defines["NIBBLES"])
 
 	// the weights, the column, dst: no scratch memory
-	ds, err = Lower(mm(tensor.Q4_K, 4096, 4096, 1), l)
+	ds, err = Lower(mm(tensor.Q4_K, 2048, 8192, 1), l)
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
 	for _, x := range ds[0].Tensors {

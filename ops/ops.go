@@ -61,6 +61,10 @@ type Limits struct {
 	SwarMin          int
 	SwarCols         int
 	SwarColsMin      int
+	// SwarXQ makes every single product of one column that takes the integer mat-vec take
+	// its XQ form (the column quantized by a dispatch of its own), where by default only
+	// those of swarXQMinRows rows do, for comparisons and tests.
+	SwarXQ bool
 	// Q6KOff turns off the Q6_K mat-vec (mul_mat_vec_q6k.go), and Q6KRows and Q6KWG
 	// override its rows per workgroup and workgroup size (0: the defaults), for
 	// comparisons and tuning (temporary).
