@@ -21,9 +21,8 @@ import (
 // invocation a group, which single products did not repay: Q4_K 14336 x 4096 30.5 ->
 // 31.0, 4096 x 14336 29.5 -> 30.7, 2048 x 8192 15.8 -> 19.8-24.4 µs. It now takes an
 // invocation a quant word (mul_mat_vec_q4_act.wgsl): on an H100 the gate form 8192 x 2048
-// went 21.0, 21.7 -> 20.1, 19.9 µs, a 1B Q4_K decode graph's GPU time 1,339.5, 1,339.5 ->
-// 1,301.0, 1,301.1 µs and an 8B Q4_K_M's 6,675 -> 6,149 (one run each); single products
-// were not measured again.
+// went 21.0, 21.7 -> 20.1, 19.9 µs and a 1B Q4_K decode graph's GPU time 1,339.5, 1,339.5
+// -> 1,301.0, 1,301.1 µs; single products of many rows now take it too (swarXQMinRows).
 //
 // Products of 2 to 8 columns of Q4_0, Q4_1 and Q4_K weights (several sequences decoded
 // together, speculative drafts) take the same form: the columns quantized once by that
