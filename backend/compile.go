@@ -96,7 +96,7 @@ func (d *Device) compile(plan *sched.Plan) (steps []exec.Step, scratchGen uint64
 		if err := wgsl.EncodeParams(s.Params, ds.Params, offsets); err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
 		}
-		if d.ablate != nil && d.ablate.MatchString(ps.Node.Name+" "+spec.Kernel) {
+		if d.ablate != nil && d.ablate.MatchString(stepLabel(ps.Node.Name, spec.Kernel)) {
 			s.Grid = [3]uint32{1, 1, 1}
 		}
 		steps[i] = s

@@ -43,13 +43,17 @@ func TestReadOnlyOperands(t *testing.T) {
 	require.Equal(t, []bool{false, true, false}, ro(got))
 }
 
-// TestAblate: with EnvAblate's pattern, a matching dispatch runs one workgroup (the first
-// rows of a mat-vec are computed, the last left as they were) and other graphs are
-// untouched; an empty or invalid pattern ablates nothing.
+// TestAblate: with EnvAblate's pattern over the profile's names (stepLabel), a matching
+// dispatch runs one workgroup (the first rows of a mat-vec are computed, the last left as
+// they were) and other graphs are untouched; an empty or invalid pattern ablates nothing.
 func TestAblate(t *testing.T) {
 	require.Nil(t, ablatePattern(""))
 	require.Nil(t, ablatePattern("mul_mat_vec["), "not a regular expression: ignored")
 	require.True(t, ablatePattern("^mm mul_mat").MatchString("mm mul_mat_vec8"))
+	// patterns name dispatches as the profile lists them: llama's layer suffix removed
+	require.Equal(t, "ffn_out mul_mat_vec_q6k", stepLabel("ffn_out-17", "mul_mat_vec_q6k"))
+	require.True(t, ablatePattern("^ffn_out mul_mat_vec_q6k$").MatchString(stepLabel("ffn_out-3", "mul_mat_vec_q6k")))
+	require.Equal(t, "node_12 flash_attn", stepLabel("node_12", "flash_attn"), "no layer suffix")
 
 	d := firstDevice(t)
 	setAblate := func(v string) {

@@ -51,6 +51,12 @@ const (
 	// EnvSwarXQ=1 makes every single product of one column on the integer mat-vec take its
 	// XQ form (ops.Limits.SwarXQ), for comparisons and tests.
 	EnvSwarXQ = "GGML_WGPU_SWAR_XQ"
+	// EnvSwarXQRows overrides the fewest rows of a single product on the XQ form
+	// (ops.Limits.SwarXQMinRows), for comparisons.
+	EnvSwarXQRows = "GGML_WGPU_SWAR_XQ_ROWS"
+	// EnvMatMulti=0 turns off the fusion of several products of one activation
+	// (ops.Limits.MatMultiOff), for comparisons.
+	EnvMatMulti = "GGML_WGPU_MULTI"
 	// EnvQ6K=0 turns off the Q6_K mat-vec (ops.Limits.Q6KOff), EnvQ6KRows and EnvQ6KWG
 	// override its rows per workgroup and workgroup size (temporary: for comparisons and
 	// tuning).
@@ -237,7 +243,7 @@ func (d *Device) Limits() ops.Limits {
 		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
 		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings),
 		SwarOff:           os.Getenv(EnvSwar) == "0", SwarRows: envInt(EnvSwarRows), SwarWG: envInt(EnvSwarWG),
-		SwarMin: envInt(EnvSwarMin), SwarCols: envInt(EnvSwarCols), SwarColsMin: envInt(EnvSwarColsMin), SwarXQ: os.Getenv(EnvSwarXQ) == "1", Q6KOff: os.Getenv(EnvQ6K) == "0", Q6KPairsOff: os.Getenv(EnvQ6KPairs) == "0", Q6KPairsMin: envInt(EnvQ6KPairsMin), Q6KCols: envInt(EnvQ6KCols), Q6KRows: envInt(EnvQ6KRows), Q6KWG: envInt(EnvQ6KWG)}
+		SwarMin: envInt(EnvSwarMin), SwarCols: envInt(EnvSwarCols), SwarColsMin: envInt(EnvSwarColsMin), SwarXQ: os.Getenv(EnvSwarXQ) == "1", SwarXQMinRows: envInt(EnvSwarXQRows), MatMultiOff: os.Getenv(EnvMatMulti) == "0", Q6KOff: os.Getenv(EnvQ6K) == "0", Q6KPairsOff: os.Getenv(EnvQ6KPairs) == "0", Q6KPairsMin: envInt(EnvQ6KPairsMin), Q6KCols: envInt(EnvQ6KCols), Q6KRows: envInt(EnvQ6KRows), Q6KWG: envInt(EnvQ6KWG)}
 }
 
 // OwnMemory returns the GPU memory in buffers that the device holds beyond those ggml

@@ -159,11 +159,17 @@ func (k *kernelTimer) report() string {
 
 var layerSuffix = regexp.MustCompile(`-\d+$`)
 
-// stepLabels names each step by its node (llama's layer suffix removed) and kernel.
+// stepLabel names a dispatch by its node (llama's layer suffix removed) and kernel, as
+// the profile lists it and EnvAblate matches it.
+func stepLabel(node, kernel string) string {
+	return layerSuffix.ReplaceAllString(node, "") + " " + kernel
+}
+
+// stepLabels names each step of p (stepLabel).
 func stepLabels(p *sched.Plan) []string {
 	out := make([]string, len(p.Steps))
 	for i, s := range p.Steps {
-		out[i] = layerSuffix.ReplaceAllString(s.Node.Name, "") + " " + s.Dispatch.Spec.Kernel
+		out[i] = stepLabel(s.Node.Name, s.Dispatch.Spec.Kernel)
 	}
 	return out
 }

@@ -113,7 +113,7 @@ func multiProducts(n []*tensor.Tensor) []*tensor.Tensor {
 // result may overlap src1, any weights or another result.
 func guardMatVecMulti(n []*tensor.Tensor, l *Limits) bool {
 	mms := multiProducts(n)
-	if len(mms) < 2 || len(mms) > matMultiMax || mms[0].Src[1] == nil {
+	if l.MatMultiOff || len(mms) < 2 || len(mms) > matMultiMax || mms[0].Src[1] == nil {
 		return false
 	}
 	if l.MaxStorageBuffers > 0 && 2*len(mms)+1 > l.MaxStorageBuffers {

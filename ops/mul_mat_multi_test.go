@@ -63,6 +63,9 @@ func TestMatVecMultiGuard(t *testing.T) {
 	for name, n := range accepted {
 		row := multiRow(t, n)
 		require.True(t, row.Applies(n, l), name)
+		off := *l
+		off.MatMultiOff = true
+		require.False(t, row.Applies(n, &off), "%s, Limits.MatMultiOff", name)
 		ds, err := row.Lower(n, l)
 		require.NoError(t, err, name)
 		require.Len(t, ds, 1, name)

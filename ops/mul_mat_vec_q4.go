@@ -265,7 +265,11 @@ func swarCols(l *Limits) int {
 func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Limits) []Dispatch {
 	half := swarFormat(ws[0])
 	q6k := ws[0].Type == tensor.Q6_K
-	xq := len(ws) == 2 || p.N > 1 || (!q6k && (l.SwarXQ || p.M >= swarXQMinRows) && swarXQFits(ws[0], p))
+	minRows := uint32(swarXQMinRows)
+	if l.SwarXQMinRows > 0 {
+		minRows = uint32(l.SwarXQMinRows)
+	}
+	xq := len(ws) == 2 || p.N > 1 || (!q6k && (l.SwarXQ || p.M >= minRows) && swarXQFits(ws[0], p))
 	wpg := half / 4
 	task := uint32(2 * half) // elements per task: one group
 	if q6k {

@@ -167,6 +167,11 @@ func TestSwarLowering(t *testing.T) {
 			all := *l
 			all.SwarXQ = true
 			require.Equal(t, xq, kernels(mm(q, 2048, k, 1), &all), "%s, Limits.SwarXQ", q)
+			rows := *l
+			rows.SwarXQMinRows = int(m) + 1
+			require.Equal(t, swar, kernels(mm(q, m, 4096, 1), &rows), "%s, Limits.SwarXQMinRows above its rows", q)
+			rows.SwarXQMinRows = 2048
+			require.Equal(t, xq, kernels(mm(q, 2048, k, 1), &rows), "%s, Limits.SwarXQMinRows at its rows", q)
 		}
 		if q == tensor.Q6_K {
 			require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), l), "%s, two columns", q)

@@ -65,6 +65,12 @@ type Limits struct {
 	// its XQ form (the column quantized by a dispatch of its own), where by default only
 	// those of swarXQMinRows rows do, for comparisons and tests.
 	SwarXQ bool
+	// SwarXQMinRows overrides swarXQMinRows, the fewest rows of a single product that takes
+	// the XQ form (0: the default), for comparisons.
+	SwarXQMinRows int
+	// MatMultiOff keeps several products of one activation in their own dispatches (no
+	// mul_mat_multi), for comparisons.
+	MatMultiOff bool
 	// Q6KOff turns off the Q6_K mat-vec (mul_mat_vec_q6k.go), and Q6KRows and Q6KWG
 	// override its rows per workgroup and workgroup size (0: the defaults), for
 	// comparisons and tuning (temporary).
