@@ -68,6 +68,9 @@ const (
 	// matrix that takes them so (ops.Limits.Q6KPairsMin), for comparisons and tests.
 	EnvQ6KPairs    = "GGML_WGPU_Q6K_PAIRS"
 	EnvQ6KPairsMin = "GGML_WGPU_Q6K_PAIRS_MIN"
+	// EnvQ6KXQRows overrides the fewest rows of a single Q6_K product (the output heads)
+	// that the integer mat-vec takes on XQ (ops.Limits.Q6KXQMinRows), for comparisons.
+	EnvQ6KXQRows = "GGML_WGPU_Q6K_XQ_ROWS"
 	// EnvQ6KCols overrides the most src1 columns the Q6_K mat-vec takes
 	// (ops.Limits.Q6KCols: 1 to 8), for comparisons.
 	EnvQ6KCols = "GGML_WGPU_Q6K_COLS"
@@ -243,7 +246,7 @@ func (d *Device) Limits() ops.Limits {
 		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
 		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings),
 		SwarOff:           os.Getenv(EnvSwar) == "0", SwarRows: envInt(EnvSwarRows), SwarWG: envInt(EnvSwarWG),
-		SwarMin: envInt(EnvSwarMin), SwarCols: envInt(EnvSwarCols), SwarColsMin: envInt(EnvSwarColsMin), SwarXQ: os.Getenv(EnvSwarXQ) == "1", SwarXQMinRows: envInt(EnvSwarXQRows), MatMultiOff: os.Getenv(EnvMatMulti) == "0", Q6KOff: os.Getenv(EnvQ6K) == "0", Q6KPairsOff: os.Getenv(EnvQ6KPairs) == "0", Q6KPairsMin: envInt(EnvQ6KPairsMin), Q6KCols: envInt(EnvQ6KCols), Q6KRows: envInt(EnvQ6KRows), Q6KWG: envInt(EnvQ6KWG)}
+		SwarMin: envInt(EnvSwarMin), SwarCols: envInt(EnvSwarCols), SwarColsMin: envInt(EnvSwarColsMin), SwarXQ: os.Getenv(EnvSwarXQ) == "1", SwarXQMinRows: envInt(EnvSwarXQRows), MatMultiOff: os.Getenv(EnvMatMulti) == "0", Q6KOff: os.Getenv(EnvQ6K) == "0", Q6KPairsOff: os.Getenv(EnvQ6KPairs) == "0", Q6KPairsMin: envInt(EnvQ6KPairsMin), Q6KXQMinRows: envInt(EnvQ6KXQRows), Q6KCols: envInt(EnvQ6KCols), Q6KRows: envInt(EnvQ6KRows), Q6KWG: envInt(EnvQ6KWG)}
 }
 
 // OwnMemory returns the GPU memory in buffers that the device holds beyond those ggml

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,4 +68,37 @@ func TestConformanceQ6K(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestConformanceQ6KHeads runs q6kCases in a child process whose library gives every
+// Q6_K product of one column the output heads' form (GGML_WGPU_Q6K_XQ_ROWS=1 with
+// GGML_WGPU_SWAR_MIN=1: the integer mat-vec's Q6K form on XQ, four rows a workgroup),
+// checking that those products take it.
+func TestConformanceQ6KHeads(t *testing.T) {
+	env := openTestEnv(t)
+	cs := q6kCases()
+	// the library's limits under those variables, as the planner sees them
+	limits := slices.Clone(quickLimits)
+	for i := range limits {
+		limits[i].Q6KXQMinRows, limits[i].SwarMin = 1, 1
+	}
+	heads := 0
+	for _, c := range cs {
+		if c.Op != "MUL_MAT" || !strings.Contains(c.Name, ",n=1,") {
+			continue
+		}
+		keys, err := env.KernelsUnder(c, limits)
+		require.NoError(t, err, c.Name)
+		require.Len(t, keys, 2, "%s: %v", c.Name, keys)
+		require.True(t, strings.HasPrefix(keys[0], "mul_mat_vec_q4;") && strings.HasPrefix(keys[1], "mul_mat_vec_q4_act;"), "%s: %v", c.Name, keys)
+		require.Contains(t, keys[0], ";Q6K=1;", c.Name)
+		require.Contains(t, keys[0], ";ROWS=4;", c.Name)
+		heads++
+	}
+	require.GreaterOrEqual(t, heads, 5)
+	t.Setenv("GGML_WGPU_Q6K_XQ_ROWS", "1") // inherited by the child process
+	t.Setenv("GGML_WGPU_SWAR_MIN", "1")
+	isolated(t, func(t *testing.T) {
+		runSuite(t, openTestEnv(t), cs)
+	})
 }

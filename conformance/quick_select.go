@@ -85,6 +85,11 @@ func (e *Env) QuickCases(cases []*Case) ([]*Case, error) {
 // same tensors and sentinels, so the same placement) and allocates it on the device under
 // test, but fills and computes nothing. An unsupported case has no keys.
 func (e *Env) Kernels(c *Case) (keys []string, err error) {
+	return e.KernelsUnder(c, quickLimits)
+}
+
+// KernelsUnder is Kernels planned under each of the given limits.
+func (e *Env) KernelsUnder(c *Case, limits []ops.Limits) (keys []string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			keys, err = nil, fmt.Errorf("panic: %v", p)
@@ -129,8 +134,8 @@ func (e *Env) Kernels(c *Case) (keys []string, err error) {
 		nodes[i] = r.read(l.GraphNode(g, i))
 	}
 	set := map[string]bool{}
-	for i := range quickLimits {
-		plan, err := sched.Build(nodes, &quickLimits[i])
+	for i := range limits {
+		plan, err := sched.Build(nodes, &limits[i])
 		if err != nil {
 			return nil, err
 		}

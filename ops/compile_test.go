@@ -191,6 +191,14 @@ func TestKernelsCompile(t *testing.T) {
 	require.Equal(t, "mul_mat_vec_q4", ds[0].Spec.Kernel)
 	_, err = cache.Pipeline(ds[0].Spec)
 	require.NoError(t, err)
+	// The output heads' form: Q6K on XQ.
+	ds, err = Lower(q6kHeadExample(), l)
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	for _, d := range ds {
+		_, err = cache.Pipeline(d.Spec)
+		require.NoError(t, err, "%s", d.Spec.Key())
+	}
 	// Every fusion row's example; longer patterns are tried first.
 	for i, f := range Fusions() {
 		if i > 0 {

@@ -269,7 +269,8 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 	if l.SwarXQMinRows > 0 {
 		minRows = uint32(l.SwarXQMinRows)
 	}
-	xq := len(ws) == 2 || p.N > 1 || (!q6k && (l.SwarXQ || p.M >= minRows) && swarXQFits(ws[0], p))
+	head := len(ws) == 1 && q6kHeadOnXQ(ws[0], b, p, l)
+	xq := len(ws) == 2 || p.N > 1 || head || ((l.SwarXQ || (!q6k && p.M >= minRows)) && swarXQFits(ws[0], p))
 	wpg := half / 4
 	task := uint32(2 * half) // elements per task: one group
 	if q6k {
@@ -279,6 +280,9 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 		task = uint32(f.UnitElems()) / uint32(f.BlockElems()) * uint32(2*half) // Q4_0: a unit of two groups
 	}
 	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), int(p.N), wpg, xq, l)
+	if head && l.SwarRows == 0 {
+		rows = q6kXQRows
+	}
 	layout := map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
 		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k)}
 	var ds []Dispatch
@@ -348,7 +352,14 @@ func matVecQ4Examples() []*tensor.Tensor {
 }
 
 // swarQ6KExample is a MUL_MAT node that takes the integer mat-vec's single-matrix Q6_K
-// form where the Q6_K mat-vec is off (Limits.Q6KOff), for the kernel compile test.
+// form, its column quantized in the kernel, where the Q6_K mat-vec is off (Limits.Q6KOff),
+// for the kernel compile test.
 func swarQ6KExample() *tensor.Tensor {
-	return node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(tensor.Q6_K, 1024, 131072), f32(1024, 1))
+	return node(tensor.OpMulMat, f32(32768, 1), nil, contiguous(tensor.Q6_K, 4096, 32768), f32(4096, 1))
+}
+
+// q6kHeadExample is an output head in Q6_K, which the integer mat-vec's Q6K form takes on
+// XQ (q6kHeadOnXQ), for the kernel compile test.
+func q6kHeadExample() *tensor.Tensor {
+	return node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(tensor.Q6_K, 2048, 65536), f32(2048, 1))
 }

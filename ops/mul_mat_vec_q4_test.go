@@ -398,7 +398,21 @@ func TestQ6KLowering(t *testing.T) {
 	for _, c := range []struct {
 		m, k     int64
 		rows, wg int
-	}{{3, 256, 1, 64}, {2048, 8192, 1, 128}, {4096, 4096, 2, 64}, {4096, 14336, 2, 128}, {14336, 4096, 2, 64}, {128256, 2048, 4, 64}, {128256, 4096, 4, 64}} {
+	}{{3, 256, 1, 64}, {2048, 8192, 1, 128}, {4096, 4096, 2, 64}, {4096, 14336, 2, 128}, {14336, 4096, 2, 64}, {65535, 2048, 2, 64}, {128256, 2048, 4, 64}, {128256, 4096, 4, 64}} {
+		l := l
+		if c.m >= q6kXQMinRows {
+			// the heads take the integer mat-vec on XQ unless the threshold is raised
+			ds, err := Lower(mm(c.m, c.k, 1), l)
+			require.NoError(t, err)
+			require.Len(t, ds, 2, "%d x %d", c.m, c.k)
+			require.Equal(t, []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}, []string{ds[0].Spec.Kernel, ds[1].Spec.Kernel})
+			require.Equal(t, "1", ds[1].Spec.Defines["Q6K"])
+			require.Equal(t, "1", ds[1].Spec.Defines["XQ"])
+			require.Equal(t, fmt.Sprint(q6kXQRows), ds[1].Spec.Defines["ROWS"])
+			raised := *l
+			raised.Q6KXQMinRows = int(c.m) + 1
+			l = &raised
+		}
 		d := lower(mm(c.m, c.k, 1), l)
 		require.Equal(t, "mul_mat_vec_q6k", d.Spec.Kernel, "%d x %d", c.m, c.k)
 		require.Equal(t, fmt.Sprint(c.rows), d.Spec.Defines["ROWS"], "%d x %d", c.m, c.k)

@@ -74,11 +74,11 @@ func q6kShape(m, k uint32, l *Limits) (rows, wg int) {
 
 // lowerMatVecQ6K returns the Q6_K mat-vec dispatch of the MUL_MAT t (parameters p), or
 // false where it does not apply: weights other than Q6_K, more than one column, a column
-// not in 16-byte vectors, weights whose blocks do not start on even bytes, or
-// Limits.Q6KOff.
+// not in 16-byte vectors, weights whose blocks do not start on even bytes, Limits.Q6KOff,
+// or an output head that the integer mat-vec takes (q6kHeadOnXQ).
 func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bool) {
 	a, b := t.Src[0], t.Src[1]
-	if !q6kApplies(a, b, p, l) {
+	if !q6kApplies(a, b, p, l) || q6kHeadOnXQ(a, b, p, l) {
 		return nil, false
 	}
 	return []Dispatch{matVecQ6K(p, []*tensor.Tensor{a, b, t}, l)}, true
@@ -90,6 +90,30 @@ func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bo
 func q6kApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	return !l.Q6KOff && a.Type == tensor.Q6_K && p.N >= 1 && p.N <= uint32(q6kCols(l)) && vectorRows(b) && quantRows(a) &&
 		a.Loc.Addr%2 == 0 && a.Nb[1]%2 == 0 && a.Nb[2]%2 == 0 && a.Nb[3]%2 == 0
+}
+
+// q6kXQMinRows is the fewest rows (over every batch) of a single Q6_K product of one
+// column that takes the integer mat-vec's Q6K form on XQ (its column quantized by a
+// dispatch of its own, q6kXQRows rows a workgroup) instead of the Q6_K mat-vec: the output
+// heads. On an H100 (µs, one column, two runs each in one machine start, Q6_K mat-vec ->
+// XQ at two rows -> at four): 128256 x 2048 132, 133 -> 117, 116 -> 113; 128256 x 4096
+// 246, 246 -> 216, 217 -> 213; but 14336 x 4096 (cold) 32.9, 32.9 -> 33.5, 33.6 and 4096 x
+// 14336 35.8, 35.8 -> 37.7, 37.6 at two rows (54.7 at four), 4096 x 4096 14.6 -> 17.0,
+// 1024 x 4096 8.2 -> 12.3, and the gate form 14336 x 4096 55.7 -> 94.1.
+const (
+	q6kXQMinRows = 65536
+	q6kXQRows    = 4
+)
+
+// q6kHeadOnXQ reports whether the Q6_K product p of weights a by b is one of one column
+// and q6kXQMinRows rows or more (Limits.Q6KXQMinRows where set) that the integer mat-vec
+// takes on XQ.
+func q6kHeadOnXQ(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
+	least := uint64(q6kXQMinRows)
+	if l.Q6KXQMinRows > 0 {
+		least = uint64(l.Q6KXQMinRows)
+	}
+	return a.Type == tensor.Q6_K && p.N == 1 && uint64(p.M)*uint64(p.Batches) >= least && swarApplies(a, b, p, l) && swarXQFits(a, p)
 }
 
 // q6kMaxCols is the most src1 columns the Q6_K mat-vec takes: 2 to 8 columns through

@@ -62,8 +62,9 @@ type Limits struct {
 	SwarCols         int
 	SwarColsMin      int
 	// SwarXQ makes every single product of one column that takes the integer mat-vec take
-	// its XQ form (the column quantized by a dispatch of its own), where by default only
-	// those of swarXQMinRows rows do, for comparisons and tests.
+	// its XQ form (the column quantized by a dispatch of its own), Q6_K's included, where
+	// by default only those of swarXQMinRows rows do (Q6_K's: q6kXQMinRows), for
+	// comparisons and tests.
 	SwarXQ bool
 	// SwarXQMinRows overrides swarXQMinRows, the fewest rows of a single product that takes
 	// the XQ form (0: the default), for comparisons.
@@ -81,6 +82,9 @@ type Limits struct {
 	// default), for comparisons and tests.
 	Q6KPairsOff bool
 	Q6KPairsMin int
+	// Q6KXQMinRows overrides q6kXQMinRows, the fewest rows of a single Q6_K product that
+	// takes the integer mat-vec on XQ (0: the default), for comparisons.
+	Q6KXQMinRows int
 	// Q6KCols overrides the most src1 columns the Q6_K mat-vec takes (0: the default, 8;
 	// 1: one column only), for comparisons.
 	Q6KCols int
