@@ -240,13 +240,35 @@ func (d *Device) Limits() ops.Limits {
 	if err != nil {
 		return ops.Limits{}
 	}
-	return ops.Limits{MaxBinding: g.Limits.MaxStorageBufferBindingSize, MaxGroupsPerDim: g.Limits.MaxComputeWorkgroupsPerDim,
-		MaxGroupSize: int(g.Limits.MaxComputeInvocationsPerGroup), MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
-		MatVecRows: envInt(EnvMatVecRows), MatVecWG: envInt(EnvMatVecWG), MatVecNoUnits: os.Getenv(EnvMatVecUnits) == "0",
-		DequantPromptOff: os.Getenv(EnvDequantPrompt) == "0", DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
-		MaxStorageBuffers: min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings),
-		SwarOff:           os.Getenv(EnvSwar) == "0", SwarRows: envInt(EnvSwarRows), SwarWG: envInt(EnvSwarWG),
-		SwarMin: envInt(EnvSwarMin), SwarCols: envInt(EnvSwarCols), SwarColsMin: envInt(EnvSwarColsMin), SwarXQ: os.Getenv(EnvSwarXQ) == "1", SwarXQMinRows: envInt(EnvSwarXQRows), MatMultiOff: os.Getenv(EnvMatMulti) == "0", Q6KOff: os.Getenv(EnvQ6K) == "0", Q6KPairsOff: os.Getenv(EnvQ6KPairs) == "0", Q6KPairsMin: envInt(EnvQ6KPairsMin), Q6KXQMinRows: envInt(EnvQ6KXQRows), Q6KCols: envInt(EnvQ6KCols), Q6KRows: envInt(EnvQ6KRows), Q6KWG: envInt(EnvQ6KWG)}
+	return ops.Limits{
+		MaxBinding:          g.Limits.MaxStorageBufferBindingSize,
+		MaxGroupsPerDim:     g.Limits.MaxComputeWorkgroupsPerDim,
+		MaxGroupSize:        int(g.Limits.MaxComputeInvocationsPerGroup),
+		MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
+		MaxStorageBuffers:   min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings),
+		// comparisons and tuning (the variables' documentation above)
+		MatVecRows:        envInt(EnvMatVecRows),
+		MatVecWG:          envInt(EnvMatVecWG),
+		MatVecNoUnits:     os.Getenv(EnvMatVecUnits) == "0",
+		MatMultiOff:       os.Getenv(EnvMatMulti) == "0",
+		DequantPromptOff:  os.Getenv(EnvDequantPrompt) == "0",
+		DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
+		SwarOff:           os.Getenv(EnvSwar) == "0",
+		SwarRows:          envInt(EnvSwarRows),
+		SwarWG:            envInt(EnvSwarWG),
+		SwarMin:           envInt(EnvSwarMin),
+		SwarCols:          envInt(EnvSwarCols),
+		SwarColsMin:       envInt(EnvSwarColsMin),
+		SwarXQ:            os.Getenv(EnvSwarXQ) == "1",
+		SwarXQMinRows:     envInt(EnvSwarXQRows),
+		Q6KOff:            os.Getenv(EnvQ6K) == "0",
+		Q6KPairsOff:       os.Getenv(EnvQ6KPairs) == "0",
+		Q6KPairsMin:       envInt(EnvQ6KPairsMin),
+		Q6KXQMinRows:      envInt(EnvQ6KXQRows),
+		Q6KCols:           envInt(EnvQ6KCols),
+		Q6KRows:           envInt(EnvQ6KRows),
+		Q6KWG:             envInt(EnvQ6KWG),
+	}
 }
 
 // OwnMemory returns the GPU memory in buffers that the device holds beyond those ggml
