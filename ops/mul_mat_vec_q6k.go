@@ -73,9 +73,9 @@ func q6kShape(m, k uint32, l *Limits) (rows, wg int) {
 }
 
 // lowerMatVecQ6K returns the Q6_K mat-vec dispatch of the MUL_MAT t (parameters p), or
-// false where it does not apply: weights other than Q6_K, more than one column, a column
-// not in 16-byte vectors, weights whose blocks do not start on even bytes, Limits.Q6KOff,
-// or an output head that the integer mat-vec takes (q6kHeadOnXQ).
+// false where it does not apply: weights other than Q6_K, more columns than q6kCols,
+// columns not in 16-byte vectors, weights whose blocks do not start on even bytes,
+// Limits.Q6KOff, or an output head that the integer mat-vec takes (q6kHeadOnXQ).
 func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bool) {
 	a, b := t.Src[0], t.Src[1]
 	if !q6kApplies(a, b, p, l) || q6kHeadOnXQ(a, b, p, l) {
@@ -85,7 +85,7 @@ func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bo
 }
 
 // q6kApplies reports whether the Q6_K mat-vec takes weights a by columns b: Q6_K rows
-// whose blocks start on even bytes, one or two columns (q6kCols) in 16-byte vectors,
+// whose blocks start on even bytes, one to q6kCols columns in 16-byte vectors,
 // unless Limits.Q6KOff.
 func q6kApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	return !l.Q6KOff && a.Type == tensor.Q6_K && p.N >= 1 && p.N <= uint32(q6kCols(l)) && vectorRows(b) && quantRows(a) &&

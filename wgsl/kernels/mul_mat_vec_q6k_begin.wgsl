@@ -1,4 +1,4 @@
-// The start of the Q6_K mat-vec kernels' main (mul_mat_vec_q6k.wgsl and its two-column
+// The start of the Q6_K mat-vec kernels' main (mul_mat_vec_q6k.wgsl and its several-column
 // form): the workgroup's rows i0.. of batch (b2, b3), the first element a of its matrix
 // and col of its first src1 column, the invocation's place t among its sixteen and the
 // sixteen j, the blocks nb of a row, and the zeroed sums acc.

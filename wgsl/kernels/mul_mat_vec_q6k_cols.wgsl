@@ -1,4 +1,4 @@
-// Matrix-vector product of Q6_K weights by NCOLS (2) src1 columns, the Q6_K mat-vec
+// Matrix-vector product of Q6_K weights by NCOLS (2 to 8) src1 columns, the Q6_K mat-vec
 // (mul_mat_vec_q6k.wgsl, which says how sixteen invocations share a block and how a
 // workgroup takes blocks, one or, with PAIRS, two at a time) with each block's weights
 // turned into floats once for every column:
