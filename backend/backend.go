@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ggml-wgpu/ggml-wgpu/exec"
+	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 	"github.com/ggml-wgpu/ggml-wgpu/sched"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
@@ -54,7 +55,8 @@ type Backend struct {
 	// writeNS) when the backend's first graph began: the model's upload is not between
 	// graphs.
 	readBase, writeBase int64
-	snap                []byte // the snapshot a graph no cached plan matched was built in
+	waitBase            gpu.WaitStats // the device's wait statistics then
+	snap                []byte        // the snapshot a graph no cached plan matched was built in
 }
 
 // Stats counts a backend's work.
@@ -64,6 +66,9 @@ type Stats struct {
 	// EncodeReused is the part of Encode spent on reused graphs: the steady state of a
 	// decode, without the first graph's planning and pipeline compilation.
 	EncodeReused time.Duration
+	// Match is the part of EncodeReused spent finding the cached graph (comparing the
+	// host's graph with the cached ones).
+	Match time.Duration
 	// Between is the time from the end of a Synchronize to the next Compute, summed over
 	// Betweens such gaps: the host's own work between graphs (a decode: sampling, building
 	// and placing the next graph; llama reads the logits before it synchronizes).
@@ -169,6 +174,7 @@ func (b *Backend) ComputeMatching(equal func(cached []byte) bool, build func(buf
 	start := time.Now()
 	if b.stats.Graphs == 0 {
 		b.readBase, b.writeBase = b.Dev.readNS.Load(), b.Dev.writeNS.Load()
+		b.waitBase = b.Dev.waitStats()
 	}
 	if !b.lastSync.IsZero() {
 		b.stats.Between += start.Sub(b.lastSync)
@@ -187,6 +193,9 @@ func (b *Backend) ComputeMatching(equal func(cached []byte) bool, build func(buf
 func (b *Backend) compute(start time.Time, equal func([]byte) bool, build func([]byte) []byte, nodes func() []*tensor.Tensor) error {
 	d := b.Dev
 	c := b.lookup(equal)
+	if c != nil {
+		b.stats.Match += time.Since(start)
+	}
 	if c != nil && d.scratchStale(c) {
 		b.plans = b.plans[1:] // lookup put it first
 		c = nil
@@ -326,9 +335,9 @@ func (b *Backend) Close() {
 	n := time.Duration(s.Graphs)
 	reused := "-"
 	if s.Reused > 0 {
-		reused = fmt.Sprint(s.EncodeReused / time.Duration(s.Reused))
+		reused = fmt.Sprintf("%v/graph, %v of it finding the graph", s.EncodeReused/time.Duration(s.Reused), s.Match/time.Duration(s.Reused))
 	}
-	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph (reused graphs %v/graph), wait %v/graph, pipelines %d, own memory %.2f MiB",
+	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph (reused graphs %v), wait %v/graph, pipelines %d, own memory %.2f MiB",
 		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, reused, s.Wait/n, b.Dev.PipelineCount(),
 		float64(b.Dev.OwnMemory())/(1<<20))
 	if s.Betweens > 0 {
@@ -336,6 +345,11 @@ func (b *Backend) Close() {
 			"reads served from outputs read ahead: %d of %d", b.Dev.Name,
 			s.Between/time.Duration(s.Betweens), time.Duration(b.Dev.readNS.Load()-b.readBase)/n, time.Duration(b.Dev.writeNS.Load()-b.writeBase)/n,
 			b.Dev.readsTaken(), b.Dev.reads.Load())
+	}
+	if w := b.Dev.waitStats(); w.Waits > b.waitBase.Waits {
+		k := w.Waits - b.waitBase.Waits
+		logf(LogInfo, "%s waits for the GPU (the device's, since this backend's first graph): %d, %.1f polls a wait, %v a wait, of which %v in the poll that saw the work done",
+			b.Dev.Name, k, float64(w.Polls-b.waitBase.Polls)/float64(k), (w.Wait-b.waitBase.Wait)/time.Duration(k), (w.DonePoll-b.waitBase.DonePoll)/time.Duration(k))
 	}
 	l := b.Dev.Limits()
 	logf(LogInfo, "%s limits the plans used: storage binding %d bytes, %d storage bindings a dispatch, workgroup %d invocations, %d bytes shared",

@@ -108,7 +108,8 @@ func (d *Device) compile(plan *sched.Plan) (steps []exec.Step, scratchGen uint64
 // graph that binds a replaced scratch buffer is not run: errScratchMoved. A graph that
 // the executor holds recorded ahead is submitted as recorded; with ahead > 0 the graph's
 // next run is recorded (in submissions of at most ahead steps) before run returns. The
-// graph's output (compiled.output) is read ahead.
+// graph's output (compiled.output) is read ahead: untimed, by the recorded graph's last
+// submission, else by a submission of its own after the graph's.
 func (d *Device) run(c *compiled, timer *kernelTimer, ahead int) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -122,7 +123,13 @@ func (d *Device) run(c *compiled, timer *kernelTimer, ahead int) error {
 	if timer != nil {
 		t = timer.t
 	}
-	ran, err := d.exe.RunRecorded(c, t)
+	// Untimed, the recorded graph's last submission copies its output aside (a timer's
+	// read-back would come after it and leave it unused).
+	var out *exec.Readout
+	if o := c.output; o != nil && timer == nil && o.buf.gpu.Alive() {
+		out = &exec.Readout{Buf: o.buf.gpu, Offset: o.offset, Size: o.size}
+	}
+	ran, read, err := d.exe.RunRecorded(c, t, out)
 	if err != nil {
 		return err
 	}
@@ -145,7 +152,7 @@ func (d *Device) run(c *compiled, timer *kernelTimer, ahead int) error {
 	}
 	// The graph's output copied aside for the host's read of it, last: a submission after
 	// it would leave it unused (gpu.Device.ReadAhead).
-	if o := c.output; o != nil && o.buf.gpu.Alive() {
+	if o := c.output; o != nil && !read && o.buf.gpu.Alive() {
 		if _, err := d.gpu.ReadAhead(o.buf.gpu, o.offset, o.size); err != nil {
 			logf(LogDebug, "%s: output not read ahead: %v", d.Name, err)
 		}

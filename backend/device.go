@@ -414,3 +414,13 @@ func (d *Device) readsTaken() uint64 {
 	}
 	return d.gpu.ReadsTaken()
 }
+
+// waitStats returns the GPU layer's statistics of waits for the GPU (gpu.WaitStats).
+func (d *Device) waitStats() gpu.WaitStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gpu == nil {
+		return gpu.WaitStats{}
+	}
+	return d.gpu.WaitStats()
+}

@@ -103,19 +103,27 @@ func (e *Executor) prerecord(key any, steps []Step, perSubmit int, together bool
 	return nil
 }
 
+// A Readout is a range of a buffer that the host reads after a run (llama's logits): a
+// recorded run copies it aside in its last submission (gpu.Device.SubmitReading).
+type Readout struct {
+	Buf          *gpu.Buffer
+	Offset, Size uint64
+}
+
 // RunRecorded submits the recording of key, if the executor holds one made with a timer
-// exactly when timer is given, and reports whether it did; otherwise the caller runs the
-// steps (Run). A recording whose buffers or bind groups were released since is dropped,
-// unsubmitted; an error is a submission that failed part way.
-func (e *Executor) RunRecorded(key any, timer *Timer) (bool, error) {
+// exactly when timer is given, and reports whether it did (ran); otherwise the caller runs
+// the steps (Run). With out, its last submission also copies out aside for the host's read
+// (read: whether it did). A recording whose buffers or bind groups were released since is
+// dropped, unsubmitted; an error is a submission that failed part way.
+func (e *Executor) RunRecorded(key any, timer *Timer, out *Readout) (ran, read bool, err error) {
 	r := e.rec
 	if r == nil || r.key != key || r.timed != (timer != nil) {
-		return false, nil
+		return false, false, nil
 	}
 	for _, cb := range r.cbs {
 		if cb.Check() != nil {
 			e.DropRecording()
-			return false, nil
+			return false, false, nil
 		}
 	}
 	e.rec = nil
@@ -140,14 +148,19 @@ func (e *Executor) RunRecorded(key any, timer *Timer) (bool, error) {
 		if timer != nil {
 			start = time.Now()
 		}
-		seq, err := e.dev.SubmitTogether(part) // drops the part on failure
+		var seq uint64
+		if out != nil && i == len(parts)-1 {
+			seq, read, err = e.dev.SubmitReading(part, out.Buf, out.Offset, out.Size)
+		} else {
+			seq, err = e.dev.SubmitTogether(part) // drops the part on failure
+		}
 		if err != nil {
 			for _, rest := range parts[i+1:] {
 				for _, cb := range rest {
 					cb.Discard()
 				}
 			}
-			return true, err
+			return true, false, err
 		}
 		last = seq
 		submitted += len(part)
@@ -156,7 +169,7 @@ func (e *Executor) RunRecorded(key any, timer *Timer) (bool, error) {
 			timer.used = submitted
 		}
 	}
-	return true, nil
+	return true, read, nil
 }
 
 // DropRecording discards the recording the executor holds, if any.

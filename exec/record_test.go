@@ -59,20 +59,20 @@ func TestRecordingRunsOnceWhenSubmitted(t *testing.T) {
 	require.NoError(t, e.Prerecord("graph", steps, 2, false, nil))
 	require.Len(t, e.rec.cbs, 3, "submissions of at most 2 steps")
 	require.Equal(t, []uint32{1, 2, 3, 4, 5}, words(t, d, out, 5), "recording runs nothing")
-	ran, err := e.RunRecorded("another graph", nil)
+	ran, _, err := e.RunRecorded("another graph", nil, nil)
 	require.NoError(t, err)
 	require.False(t, ran)
-	ran, err = e.RunRecorded("graph", nil)
+	ran, _, err = e.RunRecorded("graph", nil, nil)
 	require.NoError(t, err)
 	require.True(t, ran)
 	require.Equal(t, []uint32{2, 4, 6, 8, 10}, words(t, d, out, 5))
-	ran, err = e.RunRecorded("graph", nil)
+	ran, _, err = e.RunRecorded("graph", nil, nil)
 	require.NoError(t, err)
 	require.False(t, ran, "a recording is submitted once")
 	// The held slots came back: the ring serves more runs and recordings.
 	for i := 0; i < 3; i++ {
 		require.NoError(t, e.Prerecord("graph", steps, 4, true, nil))
-		ran, err = e.RunRecorded("graph", nil)
+		ran, _, err = e.RunRecorded("graph", nil, nil)
 		require.NoError(t, err)
 		require.True(t, ran)
 		require.NoError(t, e.Run(steps[:1], nil))
@@ -93,7 +93,7 @@ func TestRecordingDroppedByRunAndReleasedBuffers(t *testing.T) {
 	e, out, steps := bumpRig(t, d, 3, 8)
 	require.NoError(t, e.Prerecord("graph", steps, 8, false, nil))
 	require.NoError(t, e.Run(steps[:1], nil))
-	ran, err := e.RunRecorded("graph", nil)
+	ran, _, err := e.RunRecorded("graph", nil, nil)
 	require.NoError(t, err)
 	require.False(t, ran, "Run dropped the recording")
 	require.Equal(t, []uint32{1, 0, 0}, words(t, d, out, 3))
@@ -101,7 +101,7 @@ func TestRecordingDroppedByRunAndReleasedBuffers(t *testing.T) {
 	require.NoError(t, e.Prerecord("graph", steps, 8, true, nil))
 	e.Forget(out)
 	out.Release()
-	ran, err = e.RunRecorded("graph", nil)
+	ran, _, err = e.RunRecorded("graph", nil, nil)
 	require.NoError(t, err)
 	require.False(t, ran, "a recording that binds a released buffer is not submitted")
 	require.Nil(t, e.rec)
@@ -117,11 +117,11 @@ func TestRecordingTimedByPassTimer(t *testing.T) {
 	require.NoError(t, err)
 	defer tm.Release()
 	require.NoError(t, e.Prerecord("graph", steps, 2, true, tm))
-	ran, err := e.RunRecorded("graph", nil)
+	ran, _, err := e.RunRecorded("graph", nil, nil)
 	require.NoError(t, err)
 	require.False(t, ran, "a timed recording runs only with its timer")
 	require.NoError(t, e.Prerecord("graph", steps, 2, true, tm))
-	ran, err = e.RunRecorded("graph", tm)
+	ran, _, err = e.RunRecorded("graph", tm, nil)
 	require.NoError(t, err)
 	require.True(t, ran)
 	got, err := tm.Collect()
@@ -133,4 +133,24 @@ func TestRecordingTimedByPassTimer(t *testing.T) {
 		want[i] = uint32(i + 1)
 	}
 	require.Equal(t, want, words(t, d, out, len(want)))
+}
+
+// With a Readout, a recorded run's last submission copies the range aside: the host's
+// Read is served from it, and no submission follows the recording's own.
+func TestRecordingReadsOut(t *testing.T) {
+	d := device(t)
+	e, out, steps := bumpRig(t, d, firstPart+3, 64)
+	require.NoError(t, e.Prerecord("graph", steps, 2, true, nil))
+	before := d.Submitted()
+	ran, read, err := e.RunRecorded("graph", nil, &Readout{Buf: out, Offset: 0, Size: 128})
+	require.NoError(t, err)
+	require.True(t, ran)
+	require.True(t, read)
+	require.Equal(t, before+2, d.Submitted(), "the first part, then the rest with the copy")
+	b := make([]byte, 4*len(steps))
+	require.NoError(t, d.Read(out, 0, b))
+	require.EqualValues(t, 1, d.ReadsTaken(), "served from the copy")
+	for i := range steps {
+		require.EqualValues(t, i+1, binary.LittleEndian.Uint32(b[4*i:]), "word %d", i)
+	}
 }

@@ -1279,6 +1279,23 @@ func (d *Device) Submitted() uint64 {
 	return uint64(d.d.submitted)
 }
 
+// WaitStats sums the waits for the GPU that saw their work complete (Wait, reads and
+// maps): how many, the polls they made, the time of the polls that saw the work complete
+// (wgpu-native retiring it and running its callbacks) and of the waits.
+type WaitStats struct {
+	Waits, Polls   uint64
+	DonePoll, Wait time.Duration
+}
+
+// WaitStats returns the device's wait statistics so far.
+func (d *Device) WaitStats() WaitStats {
+	if d == nil || d.d == nil {
+		return WaitStats{}
+	}
+	return WaitStats{Waits: uint64(d.d.waits), Polls: uint64(d.d.wait_polls),
+		DonePoll: time.Duration(d.d.done_poll_ns), Wait: time.Duration(d.d.wait_ns)}
+}
+
 // Errors returns how many uncaptured errors the device has seen and the last message.
 func (d *Device) Errors() (int, string) {
 	if d == nil || d.d == nil {

@@ -48,6 +48,12 @@ static uint64_t deadline_after(uint64_t timeout_ms) {
     return timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + timeout_ms;
 }
 
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t now_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -168,10 +174,19 @@ gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps
 static int wait_until(gw_device *d, const volatile int *flag, uint64_t seq, uint64_t timeout_ms, const char *what) {
     uint64_t deadline = deadline_after(timeout_ms);
     uint64_t start = now_us();
+    uint64_t start_ns = now_ns();
     for (int spins = 0;; spins++) {
         if (d->lost) return GW_LOST;
+        uint64_t poll = now_ns();
         wgpuDevicePoll(d->device, 0, NULL);
-        if (flag ? *flag : d->completed >= seq) return GW_OK;
+        if (flag ? *flag : d->completed >= seq) {
+            uint64_t end = now_ns();
+            d->waits++;
+            d->wait_polls += (uint64_t)spins + 1;
+            d->done_poll_ns += end - poll;
+            d->wait_ns += end - start_ns;
+            return GW_OK;
+        }
         if (d->lost) return GW_LOST;
         if (now_ms() >= deadline) {
             char msg[256];
@@ -302,6 +317,14 @@ struct map_note *gw_read_ahead(gw_device *d, WGPUBuffer src, uint64_t offset, ui
         free(m);
         return NULL;
     }
+    wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, size, on_map, m);
+    return m;
+}
+
+struct map_note *gw_map_read(gw_device *d, WGPUBuffer staging, uint64_t size) {
+    if (d->lost) return NULL;
+    struct map_note *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
     wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, size, on_map, m);
     return m;
 }

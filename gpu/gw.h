@@ -28,6 +28,10 @@ typedef struct gw_device {
     volatile int lost;    // set by the device-lost callback or by a wait that timed out
     char lost_reason[512];
     char last_error[1024];
+    // Waits that saw their work complete: how many, the polls they made, the time (ns) of
+    // the poll that saw it (wgpu-native retiring the work and running its callbacks) and
+    // from each wait's start to its end.
+    uint64_t waits, wait_polls, done_poll_ns, wait_ns;
 } gw_device;
 
 // gw_enumerate stores up to max Vulkan adapters in out and returns how many; 0 also when
@@ -70,6 +74,10 @@ struct map_note;
 // returns (NULL: out of memory, or the device is lost) goes to gw_read_ahead_take.
 struct map_note *gw_read_ahead(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging,
                                uint64_t *seq);
+// gw_map_read asks for the first size bytes of staging to be mapped for reading, after the
+// work submitted so far (a read ahead whose copy went into a submission of the caller's);
+// the note (NULL: out of memory, or the device is lost) goes to gw_read_ahead_take.
+struct map_note *gw_map_read(gw_device *d, WGPUBuffer staging, uint64_t size);
 // gw_map_done reports whether the map of a read-ahead completed (its callback ran).
 int gw_map_done(struct map_note *m);
 // gw_read_ahead_take waits for the read-ahead's map, copies size bytes at byte at of the

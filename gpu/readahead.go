@@ -6,6 +6,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 )
 
@@ -47,45 +48,14 @@ const MaxReadAhead = stagingChunk
 // after the work submitted so far, without waiting for it. It reports false, making
 // nothing, where both staging buffers still wait for their maps.
 func (d *Device) ReadAhead(b *Buffer, offset, size uint64) (bool, error) {
-	if err := d.usable(); err != nil {
+	slot, err := d.ahead.prepare(d, b, offset, size)
+	if err != nil || slot < 0 {
 		return false, err
-	}
-	if err := checkTransfer("read-ahead source", d.span(b, offset, size), usageCopySrc); err != nil {
-		return false, err
-	}
-	if size == 0 || size > MaxReadAhead {
-		return false, fmt.Errorf("webgpu: a read ahead of %d bytes (1 to %d)", size, MaxReadAhead)
 	}
 	a := &d.ahead
-	a.last = nil
-	slot := -1
-	for i := range a.open {
-		if r := a.open[i]; r == nil || C.gw_map_done(r.note) != 0 {
-			if err := a.retire(d, i); err != nil {
-				return false, err
-			}
-			slot = i
-			break
-		}
-	}
-	if slot < 0 {
-		return false, nil
-	}
-	if s := a.stage[slot]; s == nil || s.Size < size {
-		s.Release()
-		a.stage[slot] = nil
-		ns, err := d.CreateBuffer(stagingSize(size, d.lim.MaxBufferSize), usageStaging)
-		if err != nil {
-			return false, err
-		}
-		a.stage[slot] = ns
-		if ns.Size < size {
-			return false, fmt.Errorf("webgpu: a read ahead of %d bytes exceeds the buffer size limit", size)
-		}
-	}
 	r := &readAhead{slot: slot, src: b, offset: offset, size: size, writes: b.writes}
 	var seq C.uint64_t
-	err := d.scoped("read ahead", func() {
+	err = d.scoped("read ahead", func() {
 		r.note = C.gw_read_ahead(d.d, b.h, C.uint64_t(offset), C.uint64_t(size), a.stage[slot].h, &seq)
 	})
 	if r.note == nil {
@@ -101,6 +71,87 @@ func (d *Device) ReadAhead(b *Buffer, offset, size uint64) (bool, error) {
 	}
 	a.last = r
 	return true, nil
+}
+
+// SubmitReading submits cbs as SubmitTogether does, with ReadAhead's copy of size bytes
+// at offset of b as the submission's last command buffer, where ReadAhead would submit it
+// on its own after them: a submission fewer for the GPU to take in (on an H100 each
+// submission of a decode graph beyond its first left the GPU ~25 µs idle). read reports
+// whether the copy was made; where ReadAhead would make none (both staging buffers still
+// wait for their maps, a range it refuses, a copy that cannot be recorded), cbs are
+// submitted alone.
+func (d *Device) SubmitReading(cbs []*CommandBuffer, b *Buffer, offset, size uint64) (seq uint64, read bool, err error) {
+	slot, err := d.ahead.prepare(d, b, offset, size)
+	var copyCB *CommandBuffer
+	if err == nil && slot >= 0 {
+		e := d.NewEncoder()
+		if e.Copy(b, offset, d.ahead.stage[slot], 0, size) == nil {
+			copyCB, _ = e.Finish() // Finish drops the encoder on failure
+		} else {
+			e.Discard()
+		}
+	}
+	if copyCB == nil {
+		seq, err := d.SubmitTogether(cbs)
+		return seq, false, err
+	}
+	seq, err = d.SubmitTogether(append(slices.Clip(cbs), copyCB))
+	if err != nil {
+		return 0, false, err
+	}
+	r := &readAhead{slot: slot, src: b, offset: offset, size: size, seq: seq, writes: b.writes}
+	merr := d.scoped("read ahead", func() { r.note = C.gw_map_read(d.d, d.ahead.stage[slot].h, C.uint64_t(size)) })
+	if r.note == nil { // out of host memory, or the device lost: the staging buffer stays unused
+		return seq, false, nil
+	}
+	d.ahead.open[slot] = r
+	if merr != nil { // the map was refused: its note must still be taken
+		return seq, false, nil
+	}
+	d.ahead.last = r
+	return seq, true, nil
+}
+
+// prepare checks a read ahead of size bytes at offset of b and returns the staging
+// buffer slot that takes it, its buffer large enough, retiring the slot's earlier read;
+// -1 where both still wait for their maps.
+func (a *aheads) prepare(d *Device, b *Buffer, offset, size uint64) (int, error) {
+	if err := d.usable(); err != nil {
+		return -1, err
+	}
+	if err := checkTransfer("read-ahead source", d.span(b, offset, size), usageCopySrc); err != nil {
+		return -1, err
+	}
+	if size == 0 || size > MaxReadAhead {
+		return -1, fmt.Errorf("webgpu: a read ahead of %d bytes (1 to %d)", size, MaxReadAhead)
+	}
+	a.last = nil
+	slot := -1
+	for i := range a.open {
+		if r := a.open[i]; r == nil || C.gw_map_done(r.note) != 0 {
+			if err := a.retire(d, i); err != nil {
+				return -1, err
+			}
+			slot = i
+			break
+		}
+	}
+	if slot < 0 {
+		return -1, nil
+	}
+	if s := a.stage[slot]; s == nil || s.Size < size {
+		s.Release()
+		a.stage[slot] = nil
+		ns, err := d.CreateBuffer(stagingSize(size, d.lim.MaxBufferSize), usageStaging)
+		if err != nil {
+			return -1, err
+		}
+		a.stage[slot] = ns
+		if ns.Size < size {
+			return -1, fmt.Errorf("webgpu: a read ahead of %d bytes exceeds the buffer size limit", size)
+		}
+	}
+	return slot, nil
 }
 
 // take serves Read of len(dst) bytes at offset of b from the last read made ahead, if it

@@ -98,6 +98,60 @@ func TestReadAhead(t *testing.T) {
 	require.EqualValues(t, 3, d.ReadsTaken(), "the first read, the one after another buffer's write, and the last")
 }
 
+// SubmitReading puts the read made ahead into the submission of the work that writes
+// its range: the copy sees that work, and the Read is served from it with no submission
+// after; where both staging buffers still wait for their maps, the work goes alone.
+func TestSubmitReading(t *testing.T) {
+	d := openFirst(t)
+	b, err := d.CreateBuffer(256, UsageStorage)
+	require.NoError(t, err)
+	defer b.Release()
+	require.NoError(t, d.Write(b, 0, bytesFrom(1, 256)))
+	z, err := d.CreateBuffer(64, UsageStorage)
+	require.NoError(t, err)
+	defer z.Release()
+	require.NoError(t, d.Write(z, 0, make([]byte, 64)))
+	clearCB := func() *CommandBuffer { // a command buffer that zeroes b's first 64 bytes
+		e := d.NewEncoder()
+		require.NoError(t, e.Copy(z, 0, b, 0, 64))
+		c, err := e.Finish()
+		require.NoError(t, err)
+		return c
+	}
+	before := d.Submitted()
+	seq, read, err := d.SubmitReading([]*CommandBuffer{clearCB()}, b, 0, 128)
+	require.NoError(t, err)
+	require.True(t, read)
+	require.Equal(t, before+1, seq, "one submission: the work and the copy")
+	got := make([]byte, 128)
+	require.NoError(t, d.Read(b, 0, got))
+	require.Equal(t, append(make([]byte, 64), bytesFrom(65, 64)...), got, "the copy ran after the work")
+	require.Equal(t, seq, d.Submitted(), "served from the read made ahead")
+	require.EqualValues(t, 1, d.ReadsTaken())
+
+	// Both staging buffers waiting for their maps (reads made ahead, never read, the GPU
+	// not polled since): the work is submitted alone.
+	require.NoError(t, d.Write(b, 0, bytesFrom(1, 256)))
+	n := 0
+	for i := 0; i < 3; i++ {
+		_, read, err = d.SubmitReading([]*CommandBuffer{clearCB()}, b, 64, 64)
+		require.NoError(t, err)
+		if read {
+			n++
+		}
+	}
+	require.GreaterOrEqual(t, n, 2, "two staging buffers")
+	require.NoError(t, d.WaitIdle())
+	require.NoError(t, d.Read(b, 0, got))
+	require.Equal(t, append(make([]byte, 64), bytesFrom(65, 64)...), got, "every command buffer ran")
+
+	// A range it refuses: the work still runs, alone.
+	seq, read, err = d.SubmitReading([]*CommandBuffer{clearCB()}, b, 2, 64)
+	require.NoError(t, err)
+	require.False(t, read)
+	require.Equal(t, d.Submitted(), seq)
+}
+
 // SubmitTogether refuses, submitting none, a list with a command buffer twice, a spent
 // one or an empty list.
 func TestSubmitTogetherRefusesBadLists(t *testing.T) {

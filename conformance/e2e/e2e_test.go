@@ -252,17 +252,30 @@ func TestTinyLlamaGenerates(t *testing.T) {
 	require.LessOrEqual(t, busy, span*1.0001)
 	// Where the CPU's time of a graph goes around it: the first submission returns before
 	// the last, and the GPU's times are read back after both.
-	c := regexp.MustCompile(`reused graph's compute to its first submission ([0-9.]+) µs/graph, to its last ([0-9.]+), to the GPU's times read back ([0-9.]+)`).FindStringSubmatch(log)
+	c := regexp.MustCompile(`reused graph's compute to its first submission ([0-9.]+) µs/graph \(the submission's call ([0-9.]+)\), to its last ([0-9.]+), to the GPU's times read back ([0-9.]+)`).FindStringSubmatch(log)
 	require.NotNil(t, c, "the profile reports the CPU's time around the GPU's")
-	var host [3]float64
+	var host [4]float64
 	for i := range host {
 		host[i], err = strconv.ParseFloat(c[i+1], 64)
 		require.NoError(t, err)
 	}
-	t.Logf("CPU per graph: first submission %.1f µs, last %.1f µs, read back %.1f µs", host[0], host[1], host[2])
+	t.Logf("CPU per graph: first submission %.1f µs (its call %.1f), last %.1f µs, read back %.1f µs", host[0], host[1], host[2], host[3])
 	require.Greater(t, host[0], 0.0)
-	require.LessOrEqual(t, host[0], host[1])
-	require.Less(t, host[1], host[2])
+	require.Greater(t, host[1], 0.0)
+	require.LessOrEqual(t, host[1], host[0], "the call is part of the time to the first submission")
+	require.LessOrEqual(t, host[0], host[2])
+	require.Less(t, host[2], host[3])
+	// The part of a reused graph's compute spent finding it among the cached ones.
+	f := regexp.MustCompile(`reused graphs ([0-9.]+)([µmn]?s)/graph, ([0-9.]+)([µmn]?s) of it finding the graph`).FindStringSubmatch(log)
+	require.NotNil(t, f, "the profile reports the time spent finding the cached graph")
+	t.Logf("reused graphs' compute %s%s, finding the graph %s%s", f[1], f[2], f[3], f[4])
+	// The waits for the GPU, and the poll that saw each one's work done.
+	w := regexp.MustCompile(`WGPU0 waits for the GPU \(.*\): ([0-9]+), ([0-9.]+) polls a wait, ([0-9.]+)([µmn]?s) a wait, of which ([0-9.]+)([µmn]?s) in the poll that saw the work done`).FindStringSubmatch(log)
+	require.NotNil(t, w, "the profile reports the waits for the GPU")
+	waits, err := strconv.Atoi(w[1])
+	require.NoError(t, err)
+	require.Greater(t, waits, 0)
+	t.Logf("waits for the GPU: %s, %s polls a wait, %s%s a wait, %s%s in the poll that saw the work done", w[1], w[2], w[3], w[4], w[5], w[6])
 	// The host's own time between graphs.
 	require.Regexp(t, `WGPU0 host between graphs [0-9.]+[µmn]?s/graph \(the device.s buffer reads, which wait for the GPU first: [0-9.]+[µmn]?s/graph; its buffer writes: [0-9.]+[µmn]?s/graph\)`, log)
 	// llama reads its logits after every graph: from the output read ahead.
