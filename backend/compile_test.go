@@ -85,3 +85,15 @@ func TestAblate(t *testing.T) {
 	defer c.Close()
 	g.compute(t, c, "whole") // a pattern that matches nothing: the product is right
 }
+
+// A graph recorded ahead goes in one command buffer after its first part on a GPU, in
+// command buffers of the batch on a CPU driver, or of GGML_WGPU_RECORD_BATCH's.
+func TestRecordingBatch(t *testing.T) {
+	gpu := &Backend{Dev: &Device{}, batch: defaultBatch}
+	require.Equal(t, 149, gpu.recordingBatch(149))
+	require.Equal(t, 1, gpu.recordingBatch(0))
+	cpu := &Backend{Dev: &Device{software: true}, batch: defaultBatch}
+	require.Equal(t, defaultBatch, cpu.recordingBatch(149))
+	set := &Backend{Dev: &Device{}, batch: defaultBatch, recordBatch: 32}
+	require.Equal(t, 32, set.recordingBatch(149))
+}

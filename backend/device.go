@@ -216,6 +216,9 @@ func (d *Device) openLocked() (*gpu.Device, error) {
 		d.openErr = err
 		return nil, err
 	}
+	if v, err := strconv.Atoi(os.Getenv(EnvFirstPart)); err == nil && v >= 0 {
+		e.FirstPart = v
+	}
 	d.gpu, d.exe = g, e
 	return g, nil
 }

@@ -48,6 +48,9 @@ type Executor struct {
 	pipes  map[string]*gpu.Pipeline
 	bad    map[string]error
 	rec    *Recording // a graph recorded ahead (Prerecord), or nil
+	// FirstPart is the steps of a recording submitted together that go first, on their
+	// own (FirstPart by default; 0: none apart).
+	FirstPart int
 }
 
 // groupKey identifies a bind group: the pipeline layout (its binding count and read-only
@@ -71,7 +74,7 @@ func New(dev *gpu.Device, slots, slotSize int) (*Executor, error) {
 		return nil, err
 	}
 	return &Executor{dev: dev, params: p, groups: map[groupKey]*gpu.BindGroup{},
-		pipes: map[string]*gpu.Pipeline{}, bad: map[string]error{}}, nil
+		pipes: map[string]*gpu.Pipeline{}, bad: map[string]error{}, FirstPart: FirstPart}, nil
 }
 
 // Pipeline returns the pipeline known by key, compiling source() on first use for layout

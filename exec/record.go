@@ -14,7 +14,7 @@ import (
 // once, without recording it first. llama runs the same decode graph token after token,
 // so the next token's recording is made while the GPU runs this one's, and the GPU
 // neither waits for the first dispatches to be recorded nor idles between submissions.
-// It is several command buffers (one compute pass each): the first firstPart steps,
+// It is several command buffers (one compute pass each): the first FirstPart steps,
 // submitted on their own, then the rest in command buffers of at most perSubmit steps,
 // submitted together in one submission, for a GPU pauses between submissions (on an H100
 // a 1B decode graph's GPU time from its first pass's start to its last one's end exceeded
@@ -87,7 +87,7 @@ func (e *Executor) prerecord(key any, steps []Step, perSubmit int, together bool
 		if err := enc.Dispatch(s.Pipeline, g, slot, s.Grid); err != nil {
 			return abandon(fmt.Errorf("step %d: %w", i, err))
 		}
-		if cutAfter(i, perSubmit, together) || i+1 == len(steps) {
+		if cutAfter(i, perSubmit, e.FirstPart, together) || i+1 == len(steps) {
 			cb, err := enc.Finish()
 			enc = nil
 			if err != nil {
@@ -183,19 +183,21 @@ func (e *Executor) DropRecording() {
 	}
 }
 
-// firstPart is how many steps a recording submitted together puts in its first command
-// buffer, submitted on its own: wgpu-native takes ~1 µs of CPU per recorded dispatch to
-// submit (an H100 8B decode graph's 292 dispatches in one submission: 296 µs from the
-// compute's start), and the GPU can start on these while it takes in the rest.
-const firstPart = 16
+// FirstPart is how many steps a recording submitted together puts in its first command
+// buffer, submitted on its own by default (Executor.FirstPart): wgpu-native takes ~1 µs of
+// CPU per recorded dispatch to submit (an H100 8B decode graph's 292 dispatches in one
+// submission: 296 µs from the compute's start), and the GPU can start on these while it
+// takes in the rest.
+const FirstPart = 16
 
-// cutAfter reports whether a recording's command buffer ends after step i.
-func cutAfter(i, perSubmit int, together bool) bool {
-	if together && i+1 <= firstPart {
-		return i+1 == firstPart
+// cutAfter reports whether a recording's command buffer ends after step i, its first
+// part first steps.
+func cutAfter(i, perSubmit, first int, together bool) bool {
+	if together && i+1 <= first {
+		return i+1 == first
 	}
 	if together {
-		return (i+1-firstPart)%perSubmit == 0
+		return (i+1-first)%perSubmit == 0
 	}
 	return (i+1)%perSubmit == 0
 }
