@@ -31,6 +31,9 @@ func q6kCases() []*Case {
 	for _, n := range []int64{3, 4, 8} {
 		cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 13, n: n, k: 512 * n, bs: one, nr: one}))
 	}
+	// three and four columns of long rows (a down projection by several sequences)
+	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 13, n: 4, k: 8192, bs: one, nr: one}),
+		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 6, n: 3, k: 12544, bs: [2]int64{2, 1}, nr: one}))
 	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 7, n: 5, k: 12544, bs: one, nr: one}),
 		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 9, n: 4, k: 1024, bs: [2]int64{2, 3}, nr: [2]int64{2, 1}}),
 		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 11, n: 3, k: 512, bs: [2]int64{4, 1}, nr: one, perB: true}))
