@@ -287,4 +287,10 @@ func TestTinyLlamaGenerates(t *testing.T) {
 	require.Greater(t, taken, 0)
 	// The fusions the tiny llama's decode takes.
 	require.Regexp(t, `WGPU0 fusions in the graphs planned: .*add\+norm\+mul [1-9]`, log)
+	// Decode graphs recorded ahead in one command buffer after their first part, as on a
+	// GPU (CPU drivers default to command buffers of GGML_WGPU_BATCH): the same text.
+	t.Setenv("GGML_WGPU_PROFILE", "")
+	t.Setenv("GGML_WGPU_RECORD_BATCH", "100000")
+	one, _ := run(t, root, exe, append(args, "-d", "WGPU0")...)
+	require.Equal(t, cpu, one, "greedy generation with one-pass recordings differs from the CPU backend")
 }
