@@ -173,8 +173,8 @@ gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps
 // in the reason recorded when it times out.
 static int wait_until(gw_device *d, const volatile int *flag, uint64_t seq, uint64_t timeout_ms, const char *what) {
     uint64_t deadline = deadline_after(timeout_ms);
-    uint64_t start = now_us();
     uint64_t start_ns = now_ns();
+    uint64_t start = start_ns / 1000;
     for (int spins = 0;; spins++) {
         if (d->lost) return GW_LOST;
         uint64_t poll = now_ns();
@@ -303,24 +303,6 @@ static void on_map(WGPUEnum status, void *userdata) {
     m->done = 1;
 }
 
-struct map_note *gw_read_ahead(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging,
-                               uint64_t *seq) {
-    if (d->lost) return NULL;
-    struct map_note *m = calloc(1, sizeof *m);
-    if (!m) return NULL;
-    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(d->device, NULL);
-    wgpuCommandEncoderCopyBufferToBuffer(enc, src, offset, staging, 0, size);
-    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
-    wgpuCommandEncoderRelease(enc);
-    *seq = gw_submit(d, cb);
-    if (!*seq) {
-        free(m);
-        return NULL;
-    }
-    wgpuBufferMapAsync(staging, WGPUMapMode_Read, 0, size, on_map, m);
-    return m;
-}
-
 struct map_note *gw_map_read(gw_device *d, WGPUBuffer staging, uint64_t size) {
     if (d->lost) return NULL;
     struct map_note *m = calloc(1, sizeof *m);
@@ -354,11 +336,25 @@ int gw_read_ahead_take(gw_device *d, struct map_note *m, WGPUBuffer staging, uin
     return GW_OK;
 }
 
+// copy_and_map copies size bytes at offset of src (multiples of 4) to the start of staging
+// in a submission of its own (*seq) and asks for staging to be mapped (gw_map_read).
+static struct map_note *copy_and_map(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging,
+                                     uint64_t *seq) {
+    if (d->lost) return NULL;
+    WGPUCommandEncoder enc = wgpuDeviceCreateCommandEncoder(d->device, NULL);
+    wgpuCommandEncoderCopyBufferToBuffer(enc, src, offset, staging, 0, size);
+    WGPUCommandBuffer cb = wgpuCommandEncoderFinish(enc, NULL);
+    wgpuCommandEncoderRelease(enc);
+    *seq = gw_submit(d, cb);
+    if (!*seq) return NULL;
+    return gw_map_read(d, staging, size);
+}
+
 int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst,
             uint64_t timeout_ms) {
     if (d->lost) return GW_LOST;
     uint64_t seq;
-    struct map_note *m = gw_read_ahead(d, src, offset, size, staging, &seq);
+    struct map_note *m = copy_and_map(d, src, offset, size, staging, &seq);
     if (!m) return d->lost ? GW_LOST : GW_NOMEM;
     // From here m belongs to the callback until it has run: a wait that gives up leaves
     // it allocated.

@@ -69,14 +69,9 @@ int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBu
 
 struct map_note;
 
-// gw_read_ahead copies size bytes at offset of src (multiples of 4) to the start of staging
-// in a submission of its own (*seq) and asks for staging to be mapped; the map note it
-// returns (NULL: out of memory, or the device is lost) goes to gw_read_ahead_take.
-struct map_note *gw_read_ahead(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging,
-                               uint64_t *seq);
 // gw_map_read asks for the first size bytes of staging to be mapped for reading, after the
-// work submitted so far (a read ahead whose copy went into a submission of the caller's);
-// the note (NULL: out of memory, or the device is lost) goes to gw_read_ahead_take.
+// work submitted so far (a read ahead: the submission that copied into staging); the note
+// (NULL: out of memory, or the device is lost) goes to gw_read_ahead_take.
 struct map_note *gw_map_read(gw_device *d, WGPUBuffer staging, uint64_t size);
 // gw_map_done reports whether the map of a read-ahead completed (its callback ran).
 int gw_map_done(struct map_note *m);

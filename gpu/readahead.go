@@ -52,25 +52,15 @@ func (d *Device) ReadAhead(b *Buffer, offset, size uint64) (bool, error) {
 	if err != nil || slot < 0 {
 		return false, err
 	}
-	a := &d.ahead
-	r := &readAhead{slot: slot, src: b, offset: offset, size: size, writes: b.writes}
-	var seq C.uint64_t
-	err = d.scoped("read ahead", func() {
-		r.note = C.gw_read_ahead(d.d, b.h, C.uint64_t(offset), C.uint64_t(size), a.stage[slot].h, &seq)
-	})
-	if r.note == nil {
-		if err == nil {
-			err = errors.New("webgpu: read ahead: out of host memory")
-		}
+	cb, err := d.readCopy(slot, b, offset, size)
+	if err != nil {
 		return false, err
 	}
-	r.seq = uint64(seq)
-	a.open[slot] = r
-	if err != nil { // the copy was dropped: its map must still be taken
+	seq, err := d.SubmitTogether([]*CommandBuffer{cb})
+	if err != nil {
 		return false, err
 	}
-	a.last = r
-	return true, nil
+	return d.ahead.arm(d, slot, b, offset, size, seq)
 }
 
 // SubmitReading submits cbs as SubmitTogether does, with ReadAhead's copy of size bytes
@@ -81,35 +71,51 @@ func (d *Device) ReadAhead(b *Buffer, offset, size uint64) (bool, error) {
 // wait for their maps, a range it refuses, a copy that cannot be recorded), cbs are
 // submitted alone.
 func (d *Device) SubmitReading(cbs []*CommandBuffer, b *Buffer, offset, size uint64) (seq uint64, read bool, err error) {
-	slot, err := d.ahead.prepare(d, b, offset, size)
 	var copyCB *CommandBuffer
-	if err == nil && slot >= 0 {
-		e := d.NewEncoder()
-		if e.Copy(b, offset, d.ahead.stage[slot], 0, size) == nil {
-			copyCB, _ = e.Finish() // Finish drops the encoder on failure
-		} else {
-			e.Discard()
+	if slot, err := d.ahead.prepare(d, b, offset, size); err == nil && slot >= 0 {
+		copyCB, _ = d.readCopy(slot, b, offset, size)
+		if copyCB != nil {
+			seq, err = d.SubmitTogether(append(slices.Clip(cbs), copyCB))
+			if err != nil {
+				return 0, false, err
+			}
+			read, _ = d.ahead.arm(d, slot, b, offset, size, seq)
+			return seq, read, nil
 		}
 	}
-	if copyCB == nil {
-		seq, err := d.SubmitTogether(cbs)
-		return seq, false, err
+	seq, err = d.SubmitTogether(cbs)
+	return seq, false, err
+}
+
+// readCopy records the copy of size bytes at offset of b into staging buffer slot (from
+// prepare).
+func (d *Device) readCopy(slot int, b *Buffer, offset, size uint64) (*CommandBuffer, error) {
+	e := d.NewEncoder()
+	if err := e.Copy(b, offset, d.ahead.stage[slot], 0, size); err != nil {
+		e.Discard()
+		return nil, err
 	}
-	seq, err = d.SubmitTogether(append(slices.Clip(cbs), copyCB))
-	if err != nil {
-		return 0, false, err
-	}
+	return e.Finish() // Finish drops the encoder on failure
+}
+
+// arm asks for staging buffer slot to be mapped after submission seq, which copied size
+// bytes at offset of b into it, and makes that the read Read may take (read). A map
+// refused leaves its note open for retire to take.
+func (a *aheads) arm(d *Device, slot int, b *Buffer, offset, size, seq uint64) (read bool, err error) {
 	r := &readAhead{slot: slot, src: b, offset: offset, size: size, seq: seq, writes: b.writes}
-	merr := d.scoped("read ahead", func() { r.note = C.gw_map_read(d.d, d.ahead.stage[slot].h, C.uint64_t(size)) })
-	if r.note == nil { // out of host memory, or the device lost: the staging buffer stays unused
-		return seq, false, nil
+	err = d.scoped("read ahead", func() { r.note = C.gw_map_read(d.d, a.stage[slot].h, C.uint64_t(size)) })
+	if r.note == nil {
+		if err == nil {
+			err = errors.New("webgpu: read ahead: out of host memory")
+		}
+		return false, err
 	}
-	d.ahead.open[slot] = r
-	if merr != nil { // the map was refused: its note must still be taken
-		return seq, false, nil
+	a.open[slot] = r
+	if err != nil { // the map was refused: its note must still be taken
+		return false, err
 	}
-	d.ahead.last = r
-	return seq, true, nil
+	a.last = r
+	return true, nil
 }
 
 // prepare checks a read ahead of size bytes at offset of b and returns the staging
