@@ -254,6 +254,11 @@ func PerfCases() []*PerfCase {
 	for _, ta := range []tensor.Type{tensor.Q5_0, tensor.Q5_K, tensor.Q3_K, tensor.IQ2_XXS, tensor.IQ3_S} {
 		cs = append(cs, perfMulMatCold(ta, 4096, 14336, 1))
 	}
+	// The other formats read through workgroup lookup tables (wgsl.formatTables), one
+	// column, weights beyond the L2 cache.
+	for _, ta := range []tensor.Type{tensor.IQ1_S, tensor.IQ1_M, tensor.IQ2_XS, tensor.IQ2_S, tensor.IQ3_XXS, tensor.IQ4_NL} {
+		cs = append(cs, perfMulMatCold(ta, 4096, 14336, 1))
+	}
 	// The other decode products of 1B and 8B models (Q, O, down) in the 4-bit formats.
 	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K} {
 		for _, km := range [][2]int64{{2048, 2048}, {8192, 2048}, {4096, 4096}} {

@@ -5,10 +5,10 @@ package wgsl
 // The lookup tables of the IQ formats (see formatTables): WGSL declarations, one per line.
 
 // iq4Levels is iq4_level(q), level q of the sixteen non-linear 4-bit levels of IQ4_NL and IQ4_XS
-// (kvalues_iq4nl), a workgroup table as the grids (faster on NVIDIA than choosing among vectors).
-const iq4Levels = "var<workgroup> iq4_levels: array<vec4<u32>, 4>;\n" +
-	"fn iq4_levels_init() { iq4_levels[0] = vec4<u32>(0xc2fe0000u, 0xc2d00000u, 0xc2a60000u, 0xc2820000u); iq4_levels[1] = vec4<u32>(0xc2440000u, 0xc20c0000u, 0xc1b00000u, 0xc1200000u); iq4_levels[2] = vec4<u32>(0x3f800000u, 0x41500000u, 0x41c80000u, 0x42180000u); iq4_levels[3] = vec4<u32>(0x42540000u, 0x428a0000u, 0x42b20000u, 0x42e20000u); }\n" +
-	"fn iq4_level(q: u32) -> f32 { return bitcast<f32>(iq4_levels[q >> 2u][q & 3u]); }\n"
+// (kvalues_iq4nl), a workgroup table of words.
+const iq4Levels = "var<workgroup> iq4_levels: array<u32, 16>;\n" +
+	"fn iq4_levels_init() { iq4_levels[0] = 0xc2fe0000u; iq4_levels[1] = 0xc2d00000u; iq4_levels[2] = 0xc2a60000u; iq4_levels[3] = 0xc2820000u; iq4_levels[4] = 0xc2440000u; iq4_levels[5] = 0xc20c0000u; iq4_levels[6] = 0xc1b00000u; iq4_levels[7] = 0xc1200000u; iq4_levels[8] = 0x3f800000u; iq4_levels[9] = 0x41500000u; iq4_levels[10] = 0x41c80000u; iq4_levels[11] = 0x42180000u; iq4_levels[12] = 0x42540000u; iq4_levels[13] = 0x428a0000u; iq4_levels[14] = 0x42b20000u; iq4_levels[15] = 0x42e20000u; }\n" +
+	"fn iq4_level(q: u32) -> f32 { return bitcast<f32>(iq4_levels[q]); }\n"
 
 // iq2xxsGrid is the grid of IQ2_XXS: 256 entries of eight unsigned bytes; iq2xxs_grid_get(i) returns entry i as two
 // words (bytes 0..3, 4..7).
