@@ -42,6 +42,8 @@ func TestFormatTablesInModules(t *testing.T) {
 	src, err = Source(spec(Operand{Name: "src0", Type: IQ4_XS, Vec: true}, Operand{Name: "src1", Type: I32}, Operand{Name: "dst", Type: F32, Written: true}))
 	require.NoError(t, err)
 	require.Contains(t, src, "if (lid == 0u) { iq4_levels_init(); }", "IQ4 levels are a workgroup table")
+	require.Contains(t, src, "var<workgroup> iq4_levels: array<u32, 16>;", "of words, read with one index (a vector component at a run-time index is slow on NVIDIA)")
+	require.Contains(t, src, "return bitcast<f32>(iq4_levels[q]);")
 	require.Equal(t, 1, strings.Count(src, "var<workgroup> iq"))
 
 	src, err = Source(spec(Operand{Name: "src0", Type: Q4_0, Vec: true}, Operand{Name: "src1", Type: I32}, Operand{Name: "dst", Type: F32, Written: true}))
