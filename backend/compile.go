@@ -88,7 +88,8 @@ func (d *Device) compile(plan *sched.Plan) (steps []exec.Step, scratchGen uint64
 		if !d.readWriteOnly {
 			spec = readOnlyOperands(spec, s.Bindings)
 		}
-		s.Pipeline, err = d.exe.Pipeline(spec.Key(), spec.Kernel, gpu.Layout{Storage: len(spec.Operands), ReadOnly: spec.ReadOnly()},
+		spec, s.Bindings = d.bindTables(spec, s.Bindings)
+		s.Pipeline, err = d.exe.Pipeline(spec.Key(), spec.Kernel, gpu.Layout{Storage: spec.Bindings(), ReadOnly: spec.ReadOnly()},
 			func() (string, error) { return wgsl.Source(spec) })
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)

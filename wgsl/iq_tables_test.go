@@ -1,6 +1,7 @@
 package wgsl
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,4 +55,67 @@ func TestFormatTablesInModules(t *testing.T) {
 	_, err = Source(&Spec{Kernel: "norm", Workgroup: 64,
 		Operands: []Operand{{Name: "src0", Type: IQ2_S, Vec: true}, {Name: "src1", Type: F32}, {Name: "dst", Type: F32, Written: true}}})
 	require.Error(t, err, "a kernel that never fills the tables is refused")
+}
+
+// Every grid declared as vec4<u32> entries is in TableWords, read back whole from its
+// literals, so that a spec with Tables copies every table its formats read.
+func TestTableWordsHoldEveryGrid(t *testing.T) {
+	want := 0
+	seen := map[string]bool{}
+	for _, tables := range formatTables {
+		for _, line := range strings.Split(tables, "\n") {
+			decl, ok := strings.CutPrefix(line, "var<workgroup> ")
+			if !ok || !strings.Contains(decl, "array<vec4<u32>,") {
+				continue
+			}
+			name := decl[:strings.IndexByte(decl, ':')]
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			at, ok := tableAt[name]
+			require.True(t, ok, "table %s not gathered", name)
+			require.Equal(t, arrayBytes(decl)/16, at.n, name)
+			want += at.n
+		}
+	}
+	require.Equal(t, 6, len(seen), "the IQ2, IQ3 and IQ1 grids")
+	words := TableWords()
+	require.Len(t, words, 4*want)
+	// IQ2_XXS's first entry, as ggml's grid has it (iq2xxs_grid[0] = 0x0808080808080808).
+	require.Equal(t, []uint32{0x08080808, 0x08080808}, words[4*tableAt["iq2xxs_grid"].at:][:2])
+}
+
+// With Tables, formats_init copies the bound tables with the whole workgroup and stores
+// only the others (IQ4's levels) from literals; without it, invocation 0 stores them all.
+func TestTablesBinding(t *testing.T) {
+	spec := &Spec{Kernel: "get_rows", Defines: map[string]string{"QUANT": "1"}, Workgroup: 64,
+		Operands: []Operand{{Name: "src0", Type: IQ2_S, Vec: true}, {Name: "up", Type: IQ4_XS, Vec: true},
+			{Name: "src1", Type: I32}, {Name: "dst", Type: F32, Written: true}}}
+	require.True(t, HasTables(spec))
+	plain, err := Source(spec)
+	require.NoError(t, err)
+	require.True(t, strings.Contains(plain, "if (lid == 0u) { iq2s_grid_init(); iq4_levels_init(); }"))
+	require.False(t, strings.Contains(plain, "> tables:"))
+	require.Equal(t, 4, spec.Bindings())
+
+	bound := *spec
+	bound.Tables = true
+	src, err := Source(&bound)
+	require.NoError(t, err)
+	at := tableAt["iq2s_grid"]
+	require.True(t, strings.Contains(src, "@group(0) @binding(5) var<storage, read> tables: array<vec4<u32>>;"))
+	require.True(t, strings.Contains(src, fmt.Sprintf("for (var i = lid; i < %du; i = i + 64u) { iq2s_grid[i] = tables[%du + i]; }", at.n, at.at)))
+	require.True(t, strings.Contains(src, "if (lid == 0u) { iq4_levels_init(); }"))
+	require.False(t, strings.Contains(src, "iq2s_grid_init();"))
+	require.Equal(t, 5, bound.Bindings())
+	require.Equal(t, uint32(1<<4), bound.ReadOnly(), "the tables are read-only")
+	require.NotEqual(t, spec.Key(), bound.Key())
+
+	q4 := &Spec{Kernel: "get_rows", Defines: map[string]string{"QUANT": "1"}, Workgroup: 64,
+		Operands: []Operand{{Name: "src0", Type: IQ4_XS, Vec: true}, {Name: "src1", Type: I32}, {Name: "dst", Type: F32, Written: true}}}
+	require.False(t, HasTables(q4), "IQ4's levels are stored from literals")
+	q4.Tables = true
+	_, err = Source(q4)
+	require.Error(t, err, "a spec binding tables its formats do not have")
 }
