@@ -125,7 +125,7 @@ type Device struct {
 	reads  atomic.Int64 // Buffer.Read calls
 	// writeNS sums the nanoseconds Buffer.Write took (the profile's writes between graphs).
 	writeNS atomic.Int64
-	scratch scratchMem // memory of scratch operands (ops.ScratchBuffer)
+	scratch scratchMem  // memory of scratch operands (ops.ScratchBuffer)
 	tables  *gpu.Buffer // the formats' lookup tables (ensureTables), once needed
 
 	memMu             sync.Mutex // guards the cached Vulkan memory reading
