@@ -74,10 +74,10 @@ func TableWords() []uint32 { return append([]uint32(nil), tableWords...) }
 func HasTables(s *Spec) bool {
 	for _, o := range s.Operands {
 		for _, line := range strings.Split(formatTables[o.Type], "\n") {
-			if decl, ok := strings.CutPrefix(line, "var<workgroup> "); ok {
-				if _, ok := tableAt[decl[:strings.IndexByte(decl, ':')]]; ok {
-					return true
-				}
+			decl, ok := strings.CutPrefix(line, "var<workgroup> ")
+			name, _, typed := strings.Cut(decl, ":")
+			if _, known := tableAt[name]; ok && typed && known {
+				return true
 			}
 		}
 	}
