@@ -135,14 +135,15 @@ func TestQuantizedKCacheLogits(t *testing.T) {
 	t.Logf("llama (embd 256, heads of 32, 2 layers), K cache Q8_0, 32000 logits: NMSE %.3g (threshold 2e-3)", nmse)
 }
 
-// allIQEnv, set to anything, adds the IQ formats other than IQ4_NL and IQ4_XS to
-// TestQuantizedLlamaLogits (about half a minute each on lavapipe, much of it in ggml's
-// quantizer).
+// allIQEnv, set to anything, adds the IQ formats other than IQ4_NL, IQ4_XS, IQ3_S and
+// IQ2_XXS to TestQuantizedLlamaLogits (5 to 12 seconds each on lavapipe, much of it in
+// ggml's quantizer).
 const allIQEnv = "GGML_WGPU_E2E_ALL_IQ"
 
 // TestQuantizedLlamaLogits writes small llama models with Q8_0, Q4_0, Q4_K, Q6_K, mixed
-// Q4_K/Q6_K (Q4_K_M-like), Q5_K, Q2_K, Q3_K, BF16, MXFP4, IQ4_NL and IQ4_XS weights (the
-// tiny model's vocabulary, random weights; conformance/host/mkmodel) and compares their
+// Q4_K/Q6_K (Q4_K_M-like), Q5_K, Q2_K, Q3_K, BF16, MXFP4, IQ4_NL, IQ4_XS, IQ3_S and
+// IQ2_XXS weights (the tiny model's vocabulary, random weights; conformance/host/mkmodel;
+// the last two read their grids through the device's table buffer) and compares their
 // logits on WGPU0, every layer and the output matrix there, with the CPU backend's.
 // GGML_WGPU_E2E_TYPES=all adds TQ1_0, TQ2_0, NVFP4, Q1_0 and Q2_0 models (about ten
 // seconds each on lavapipe; the conformance suite covers their kernels), and
@@ -159,12 +160,12 @@ func TestQuantizedLlamaLogits(t *testing.T) {
 		minMiB float64
 	}
 	models := []model{{"q8_0", 8}, {"q4_0", 4.25}, {"q4_k", 4.25}, {"q6_k", 6.25}, {"q4_k_m", 6.25}, {"q5_k", 5.25}, {"q2_k", 2.5}, {"q3_k", 3.25},
-		{"bf16", 15.5}, {"mxfp4", 4}, {"iq4_nl", 4.25}, {"iq4_xs", 4}}
+		{"bf16", 15.5}, {"mxfp4", 4}, {"iq4_nl", 4.25}, {"iq4_xs", 4}, {"iq3_s", 3.25}, {"iq2_xxs", 1.9}}
 	if os.Getenv("GGML_WGPU_E2E_TYPES") == "all" {
 		models = append(models, model{"tq1_0", 1.5}, model{"tq2_0", 1.95}, model{"nvfp4", 4.25}, model{"q1_0", 1.05}, model{"q2_0", 2.1})
 	}
 	if os.Getenv(allIQEnv) != "" {
-		models = append(models, []model{{"iq3_s", 3.25}, {"iq3_xxs", 2.9}, {"iq2_s", 2.4}, {"iq2_xs", 2.2}, {"iq2_xxs", 1.9}, {"iq1_m", 1.6}, {"iq1_s", 1.4}}...)
+		models = append(models, []model{{"iq3_xxs", 2.9}, {"iq2_s", 2.4}, {"iq2_xs", 2.2}, {"iq1_m", 1.6}, {"iq1_s", 1.4}}...)
 	}
 	for _, c := range models {
 		typ := c.typ
