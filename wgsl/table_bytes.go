@@ -12,11 +12,9 @@ import (
 func WorkgroupTableBytes(f Format) int {
 	total := 0
 	for _, line := range strings.Split(formatTables[f], "\n") {
-		decl, ok := strings.CutPrefix(line, "var<workgroup> ")
-		if !ok {
-			continue
+		if _, decl, ok := workgroupDecl(line); ok {
+			total += arrayBytes(decl)
 		}
-		total += arrayBytes(decl)
 	}
 	return total
 }

@@ -13,16 +13,29 @@ type tableSpan struct{ at, n int }
 
 // tableWords and tableAt hold the tables of formatTables declared as arrays of vec4<u32>
 // (the IQ grids), read back from their generated NAME_init() literals: the words of them
-// all, one after another, and where each lies. A table whose literals do not match its
-// declaration is left out (its kernels keep storing it from the literals);
-// TestTableWordsHoldEveryGrid checks that none is.
-var tableWords, tableAt = gatherTables()
+// all, one after another, and where each lies; gridFormats the formats that read one of
+// them. A table whose literals do not match its declaration is left out (its kernels keep
+// storing it from the literals); TestTableWordsHoldEveryGrid checks that none is.
+var tableWords, tableAt, gridFormats = gatherTables()
 
 var hexWord = regexp.MustCompile(`0x([0-9a-f]+)u`)
 
-func gatherTables() ([]uint32, map[string]tableSpan) {
+// workgroupDecl reads a line of formatTables that declares a workgroup table: the table's
+// name and the declaration after `var<workgroup> ` (`NAME: array<T, N>;`); ok is false
+// for any other line.
+func workgroupDecl(line string) (name, decl string, ok bool) {
+	decl, ok = strings.CutPrefix(line, "var<workgroup> ")
+	if !ok {
+		return "", "", false
+	}
+	name, _, ok = strings.Cut(decl, ":")
+	return name, decl, ok
+}
+
+func gatherTables() ([]uint32, map[string]tableSpan, map[Format]bool) {
 	var words []uint32
 	at := map[string]tableSpan{}
+	grids := map[Format]bool{}
 	formats := make([]Format, 0, len(formatTables))
 	for f := range formatTables {
 		formats = append(formats, f)
@@ -31,12 +44,12 @@ func gatherTables() ([]uint32, map[string]tableSpan) {
 	for _, f := range formats {
 		lines := strings.Split(formatTables[f], "\n")
 		for _, line := range lines {
-			decl, ok := strings.CutPrefix(line, "var<workgroup> ")
+			name, decl, ok := workgroupDecl(line)
 			if !ok || !strings.Contains(decl, ": array<vec4<u32>,") {
 				continue
 			}
-			name := decl[:strings.IndexByte(decl, ':')]
 			if _, ok := at[name]; ok {
+				grids[f] = true
 				continue
 			}
 			n := arrayBytes(decl) / 16
@@ -59,9 +72,10 @@ func gatherTables() ([]uint32, map[string]tableSpan) {
 			}
 			at[name] = tableSpan{at: len(words) / 4, n: n}
 			words = append(words, ws...)
+			grids[f] = true
 		}
 	}
-	return words, at
+	return words, at, grids
 }
 
 // TableWords returns the words of the lookup tables a spec with Tables binds, in the
@@ -73,12 +87,8 @@ func TableWords() []uint32 { return append([]uint32(nil), tableWords...) }
 // reads from the tables' binding.
 func HasTables(s *Spec) bool {
 	for _, o := range s.Operands {
-		for _, line := range strings.Split(formatTables[o.Type], "\n") {
-			decl, ok := strings.CutPrefix(line, "var<workgroup> ")
-			name, _, typed := strings.Cut(decl, ":")
-			if _, known := tableAt[name]; ok && typed && known {
-				return true
-			}
+		if gridFormats[o.Type] {
+			return true
 		}
 	}
 	return false

@@ -158,8 +158,7 @@ func Source(s *Spec) (string, error) {
 			if t != "" && !tables[t] {
 				tables[t] = true
 				out.WriteString(t)
-				if decl, ok := strings.CutPrefix(t, "var<workgroup> "); ok {
-					name := decl[:strings.IndexByte(decl, ':')]
+				if name, _, ok := workgroupDecl(t); ok {
 					if at, ok := tableAt[name]; ok && s.Tables {
 						copies = append(copies, fmt.Sprintf("for (var i = lid; i < %du; i = i + %du) { %s[i] = tables[%du + i]; }",
 							at.n, s.Workgroup, name, at.at))
