@@ -249,7 +249,7 @@ func (d *Device) Limits() ops.Limits {
 		MaxGroupsPerDim:     g.Limits.MaxComputeWorkgroupsPerDim,
 		MaxGroupSize:        int(g.Limits.MaxComputeInvocationsPerGroup),
 		MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
-		MaxStorageBuffers:   min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings),
+		MaxStorageBuffers:   storageBindings(g),
 		// comparisons and tuning (the variables' documentation above)
 		MatVecRows:        envInt(EnvMatVecRows),
 		MatVecWG:          envInt(EnvMatVecWG),
@@ -427,4 +427,10 @@ func (d *Device) waitStats() gpu.WaitStats {
 		return gpu.WaitStats{}
 	}
 	return d.gpu.WaitStats()
+}
+
+// storageBindings is the most storage bindings a dispatch on g may have: the device's
+// limit, within the executor's.
+func storageBindings(g *gpu.Device) int {
+	return min(int(g.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings)
 }

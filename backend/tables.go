@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ggml-wgpu/ggml-wgpu/exec"
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
@@ -44,8 +43,7 @@ func (d *Device) ensureTables() (*gpu.Buffer, error) {
 // fits the device; otherwise (or when the buffer cannot be made: the kernel then stores
 // its tables from literals) it returns them unchanged. Callers hold the device lock.
 func (d *Device) bindTables(spec *wgsl.Spec, bs []gpu.Binding) (*wgsl.Spec, []gpu.Binding) {
-	most := min(int(d.gpu.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings)
-	if len(bs) >= most || !wgsl.HasTables(spec) {
+	if len(bs) >= storageBindings(d.gpu) || !wgsl.HasTables(spec) {
 		return spec, bs
 	}
 	b, err := d.ensureTables()
