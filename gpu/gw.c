@@ -37,28 +37,20 @@ static void copy_msg(char *dst, size_t n, const char *msg) {
     snprintf(dst, n, "%s", msg ? msg : "(no message)");
 }
 
-static uint64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static uint64_t deadline_after(uint64_t timeout_ms) {
-    uint64_t now = now_ms();
-    return timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + timeout_ms;
-}
-
 static uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+static uint64_t now_ms(void) { return now_ns() / 1000000; }
+
+static uint64_t deadline_after(uint64_t timeout_ms) {
+    uint64_t now = now_ms();
+    return timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + timeout_ms;
 }
+
+static uint64_t now_us(void) { return now_ns() / 1000; }
 
 // pause_a_little spins briefly, then sleeps for growing (still short) intervals.
 static void pause_a_little(int spins) {
