@@ -15,14 +15,21 @@ func bytesFrom(v byte, n int) []byte {
 	return b
 }
 
+// written returns a storage buffer holding data, released when the test ends.
+func written(t *testing.T, d *Device, data []byte) *Buffer {
+	t.Helper()
+	b, err := d.CreateBuffer(uint64(len(data)), UsageStorage)
+	require.NoError(t, err)
+	t.Cleanup(b.Release)
+	require.NoError(t, d.Write(b, 0, data))
+	return b
+}
+
 // A read made ahead serves a Read within its range without another submission; a queue
 // write or a submission after it, or a read outside it, is read from the buffer instead.
 func TestReadAhead(t *testing.T) {
 	d := openFirst(t)
-	b, err := d.CreateBuffer(256, UsageStorage)
-	require.NoError(t, err)
-	defer b.Release()
-	require.NoError(t, d.Write(b, 0, bytesFrom(1, 256)))
+	b := written(t, d, bytesFrom(1, 256))
 
 	ok, err := d.ReadAhead(b, 64, 128)
 	require.NoError(t, err)
@@ -53,20 +60,14 @@ func TestReadAhead(t *testing.T) {
 	// A write to another buffer changes nothing of it.
 	_, err = d.ReadAhead(b, 0, 256)
 	require.NoError(t, err)
-	other, err := d.CreateBuffer(64, UsageStorage)
-	require.NoError(t, err)
-	defer other.Release()
-	require.NoError(t, d.Write(other, 0, make([]byte, 64)))
+	written(t, d, make([]byte, 64))
 	seq = d.Submitted()
 	require.NoError(t, d.Read(b, 64, got))
 	require.Equal(t, bytesFrom(50+64, 32), got)
 	require.Equal(t, seq, d.Submitted(), "served from the read made ahead")
 
 	// A range outside it, or of another buffer, is read from the buffer.
-	c, err := d.CreateBuffer(256, UsageStorage)
-	require.NoError(t, err)
-	defer c.Release()
-	require.NoError(t, d.Write(c, 0, bytesFrom(9, 256)))
+	c := written(t, d, bytesFrom(9, 256))
 	for _, r := range []struct {
 		buf  *Buffer
 		off  uint64
@@ -103,14 +104,8 @@ func TestReadAhead(t *testing.T) {
 // after; where both staging buffers still wait for their maps, the work goes alone.
 func TestSubmitReading(t *testing.T) {
 	d := openFirst(t)
-	b, err := d.CreateBuffer(256, UsageStorage)
-	require.NoError(t, err)
-	defer b.Release()
-	require.NoError(t, d.Write(b, 0, bytesFrom(1, 256)))
-	z, err := d.CreateBuffer(64, UsageStorage)
-	require.NoError(t, err)
-	defer z.Release()
-	require.NoError(t, d.Write(z, 0, make([]byte, 64)))
+	b := written(t, d, bytesFrom(1, 256))
+	z := written(t, d, make([]byte, 64))
 	clearCB := func() *CommandBuffer { // a command buffer that zeroes b's first 64 bytes
 		e := d.NewEncoder()
 		require.NoError(t, e.Copy(z, 0, b, 0, 64))
