@@ -104,18 +104,21 @@ func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperan
 // offset partAt and mul_mat_big_reduce adding them into dst.
 func bigDispatches(p mulMatParams, splits uint32, defs map[string]string, operands []wgslOperand, tensors []*tensor.Tensor, partAt uint64, l *Limits) []Dispatch {
 	grid := [3]uint32{(p.M + matBigTile - 1) / matBigTile, (p.N + matBigTile - 1) / matBigTile, p.Batches}
+	// F16 words read eight elements at a time are turned into floats when staged (RAW_A),
+	// after the products of the slice before, not as they are loaded.
+	kdefs := map[string]string{"RAW_A": flag(defs["VEC_A"] == "1" && operands[0].Type == wgsl.F16)}
+	for k, d := range defs {
+		kdefs[k] = d
+	}
 	if splits == 1 {
-		s := spec("mul_mat_big", 256, p, defs, operands...)
+		s := spec("mul_mat_big", 256, p, kdefs, operands...)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}
 	}
 	// Each split sums kper elements of K (whole slices); the last one may be shorter, and
 	// no split is empty.
 	kper := ((p.K+splits-1)/splits + matBigTK - 1) / matBigTK * matBigTK
 	splits = (p.K + kper - 1) / kper
-	kdefs := map[string]string{"SPLITK": "1", "SPLITS": fmt.Sprint(splits), "KPER": fmt.Sprint(kper)}
-	for k, d := range defs {
-		kdefs[k] = d
-	}
+	kdefs["SPLITK"], kdefs["SPLITS"], kdefs["KPER"] = "1", fmt.Sprint(splits), fmt.Sprint(kper)
 	grid[2] = p.Batches * splits
 	total := uint64(p.M) * uint64(p.N) * uint64(p.Batches)
 	part := scratchAt(tensor.F32, partAt, int64(max(total*uint64(splits), 1)))

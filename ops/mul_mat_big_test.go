@@ -39,6 +39,10 @@ func TestMulMatBigTiles(t *testing.T) {
 				require.NoError(t, err, "%d %s: %s", storage, name, d.Spec.Key())
 			}
 			require.Same(t, n, ds[len(ds)-1].Tensors[len(ds[len(ds)-1].Tensors)-1], "the last dispatch stores the result")
+			if kernels[0] == "mul_mat_big" {
+				raw := name == "f16" || name == "split"
+				require.Equal(t, flag(raw), ds[0].Spec.Defines["RAW_A"], "%s: F16 words staged raw", name)
+			}
 			switch {
 			case name == "split":
 				require.Equal(t, []string{"mul_mat_big", "mul_mat_big_reduce"}, kernels)

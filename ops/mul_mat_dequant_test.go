@@ -67,6 +67,7 @@ func TestMulMatBigDequant(t *testing.T) {
 			big := ds[i+1]
 			require.Equal(t, "mul_mat_big", big.Spec.Kernel)
 			require.Same(t, chunk, big.Tensors[0], "the prompt kernel reads the chunk")
+			require.Equal(t, "1", big.Spec.Defines["RAW_A"], "%s: the chunk's F16 words staged raw", tc.name)
 			require.Equal(t, p.Row0, big.Params.(mulMatParams).Row0)
 			require.Equal(t, strides(chunk), big.Params.(mulMatParams).A)
 			i += 2

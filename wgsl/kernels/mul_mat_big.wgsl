@@ -7,7 +7,10 @@
 // that one barrier per slice suffices: the slice written is the one read before the
 // previous barrier. The next slice is prefetched: its global loads (and the
 // dequantization of a quantized src0, by the format's NAME_get8) are issued into registers
-// before the products of the current slice, and written to shared memory after them. Half
+// before the products of the current slice, and written to shared memory after them. With
+// RAW_A (F16 src0 read eight elements at a time) the words stay raw in wr until they are
+// staged, so that the invocations loading them do not wait for the loads before the
+// products (their conversion to floats would). Half
 // of the invocations load src0, the other half src1: one 8-element chunk of one tile row
 // each per slice (with VEC_A / VEC_B in one NAME_get8, otherwise element by element).
 // Loads past the K range (or the split's) are zero.
@@ -49,6 +52,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let a_row = a_base + min(row0 + lr, p.M - 1u) * p.A.y;
   let b_row = b_base + min(col0 + lr, p.N - 1u) * p.B.y;
   var w = mat2x4<f32>();
+#if RAW_A
+  var wr = vec4<u32>(); // src0's raw F16 words, turned into floats when staged
+#endif
   var acc: array<vec4<f32>, 16>; // acc[4 r + c]: row group r (0..7 rows as 2 x 4), column c
   {
     let kf = kbeg;
