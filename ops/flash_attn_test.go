@@ -67,6 +67,13 @@ func TestFlashAttnPaths(t *testing.T) {
 	require.Equal(t, 64, ds[0].Spec.Workgroup)
 	require.Equal(t, "1", ds[0].Spec.Defines["PRE"])   // loads ahead
 	require.Equal(t, uint32(2048/16*8), ds[0].Grid[0]) // 512 queries x 4 heads per KV head, 16 rows per workgroup
+	require.Equal(t, "1", ds[0].Spec.Defines["RAW_K"]) // F16 words staged raw
+	require.Equal(t, "1", ds[0].Spec.Defines["RAW_V"])
+	ds, err = Lower(flashAttnNode(128, 128, 512, 32, 8, 512, tensor.Q8_0, tensor.F16, true, false, 0, 0), l)
+	require.NoError(t, err)
+	require.Equal(t, "flash_attn_tile", ds[0].Spec.Kernel)
+	require.Equal(t, "0", ds[0].Spec.Defines["RAW_K"], "a quantized K is dequantized as it is loaded")
+	require.Equal(t, "1", ds[0].Spec.Defines["RAW_V"])
 	// Few queries over a long sequence: split over workgroups, the reduction combines.
 	ds, err = Lower(flashAttnNode(128, 128, 16, 32, 8, 4096, tensor.F16, tensor.F16, true, true, 0, 0), l)
 	require.NoError(t, err)

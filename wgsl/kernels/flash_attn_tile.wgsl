@@ -46,20 +46,43 @@ var<workgroup> live_now: u32;                 // a copy of live that the workgro
 const KE = CG * (DC / 8u);  // K staging items of a chunk: four positions, eight elements
 const VE = VC * (HDV / 8u); // V staging items of a chunk: one position, eight elements
 
+// KW and VW are what a load of eight K or V elements leaves in registers until they are
+// staged: with RAW_K (RAW_V), an F16 K (V) read eight elements at a time, its raw words,
+// turned into floats by k_dec (v_dec) when staged, so that a load issued ahead does not
+// wait for its data before the work it was issued ahead of; else the floats.
+#if RAW_K
+alias KW = vec4<u32>;
+fn kw8(i: u32) -> KW { return key[(p.key_off + i) >> 3u]; }
+fn k_dec(w: KW) -> mat2x4<f32> { return mat2x4<f32>(half4(w.xy), half4(w.zw)); }
+#else
+alias KW = mat2x4<f32>;
+fn kw8(i: u32) -> KW { return k8(i); }
+fn k_dec(w: KW) -> mat2x4<f32> { return w; }
+#endif
+#if RAW_V
+alias VW = vec4<u32>;
+fn vw8(i: u32) -> VW { return val[(p.val_off + i) >> 3u]; }
+fn v_dec(w: VW) -> mat2x4<f32> { return mat2x4<f32>(half4(w.xy), half4(w.zw)); }
+#else
+alias VW = mat2x4<f32>;
+fn vw8(i: u32) -> VW { return v8(i); }
+fn v_dec(w: VW) -> mat2x4<f32> { return w; }
+#endif
+
 // KRows are elements 8c..8c+7 of the K rows of four consecutive positions.
-struct KRows { a: mat2x4<f32>, b: mat2x4<f32>, c: mat2x4<f32>, d: mat2x4<f32> }
+struct KRows { a: KW, b: KW, c: KW, d: KW }
 
 // k_load reads K staging item e of the chunk at element dc of the tile at t0: positions
 // t0 + 4(e % CG).., elements dc + 8(e / CG)..; zeros past NKV (and for e past KE).
 fn k_load(kbase: u32, t0: u32, dc: u32, e: u32) -> KRows {
   let pos = t0 + 4u * (e % CG);
   let kb = kbase + pos * p.K.y + dc + 8u * (e / CG);
-  var w = KRows(mat2x4<f32>(), mat2x4<f32>(), mat2x4<f32>(), mat2x4<f32>());
+  var w = KRows(KW(), KW(), KW(), KW());
   if (e < KE) {
-    if (pos < p.NKV) { w.a = k8(kb); }
-    if (pos + 1u < p.NKV) { w.b = k8(kb + p.K.y); }
-    if (pos + 2u < p.NKV) { w.c = k8(kb + 2u * p.K.y); }
-    if (pos + 3u < p.NKV) { w.d = k8(kb + 3u * p.K.y); }
+    if (pos < p.NKV) { w.a = kw8(kb); }
+    if (pos + 1u < p.NKV) { w.b = kw8(kb + p.K.y); }
+    if (pos + 2u < p.NKV) { w.c = kw8(kb + 2u * p.K.y); }
+    if (pos + 3u < p.NKV) { w.d = kw8(kb + 3u * p.K.y); }
   }
   return w;
 }
@@ -69,14 +92,18 @@ fn k_load(kbase: u32, t0: u32, dc: u32, e: u32) -> KRows {
 fn k_store(e: u32, w: KRows) {
   if (e >= KE) { return; }
   let i = 8u * (e / CG) * CG + e % CG;
-  kv[i] = vec4<f32>(w.a[0].x, w.b[0].x, w.c[0].x, w.d[0].x);
-  kv[i + CG] = vec4<f32>(w.a[0].y, w.b[0].y, w.c[0].y, w.d[0].y);
-  kv[i + 2u * CG] = vec4<f32>(w.a[0].z, w.b[0].z, w.c[0].z, w.d[0].z);
-  kv[i + 3u * CG] = vec4<f32>(w.a[0].w, w.b[0].w, w.c[0].w, w.d[0].w);
-  kv[i + 4u * CG] = vec4<f32>(w.a[1].x, w.b[1].x, w.c[1].x, w.d[1].x);
-  kv[i + 5u * CG] = vec4<f32>(w.a[1].y, w.b[1].y, w.c[1].y, w.d[1].y);
-  kv[i + 6u * CG] = vec4<f32>(w.a[1].z, w.b[1].z, w.c[1].z, w.d[1].z);
-  kv[i + 7u * CG] = vec4<f32>(w.a[1].w, w.b[1].w, w.c[1].w, w.d[1].w);
+  let a = k_dec(w.a);
+  let b = k_dec(w.b);
+  let c = k_dec(w.c);
+  let d = k_dec(w.d);
+  kv[i] = vec4<f32>(a[0].x, b[0].x, c[0].x, d[0].x);
+  kv[i + CG] = vec4<f32>(a[0].y, b[0].y, c[0].y, d[0].y);
+  kv[i + 2u * CG] = vec4<f32>(a[0].z, b[0].z, c[0].z, d[0].z);
+  kv[i + 3u * CG] = vec4<f32>(a[0].w, b[0].w, c[0].w, d[0].w);
+  kv[i + 4u * CG] = vec4<f32>(a[1].x, b[1].x, c[1].x, d[1].x);
+  kv[i + 5u * CG] = vec4<f32>(a[1].y, b[1].y, c[1].y, d[1].y);
+  kv[i + 6u * CG] = vec4<f32>(a[1].z, b[1].z, c[1].z, d[1].z);
+  kv[i + 7u * CG] = vec4<f32>(a[1].w, b[1].w, c[1].w, d[1].w);
 }
 
 #if PRE
@@ -91,19 +118,20 @@ fn k_put(kpre: ptr<function, array<KRows, {{KI}}>>, lid: u32) {
 
 // v_load reads V staging item e of the chunk at position t: elements 8(e % (HDV/8)).. of
 // position t + e / (HDV/8); zeros past NKV (and for e past VE).
-fn v_load(vbase: u32, t: u32, e: u32) -> mat2x4<f32> {
+fn v_load(vbase: u32, t: u32, e: u32) -> VW {
   let pos = t + e / (HDV / 8u);
-  var w = mat2x4<f32>();
-  if (e < VE && pos < p.NKV) { w = v8(vbase + pos * p.V.y + 8u * (e % (HDV / 8u))); }
+  var w = VW();
+  if (e < VE && pos < p.NKV) { w = vw8(vbase + pos * p.V.y + 8u * (e % (HDV / 8u))); }
   return w;
 }
 
 // v_store writes V staging item e: row e / (HDV/8) of the chunk, vec4 columns 2c, 2c + 1.
-fn v_store(e: u32, w: mat2x4<f32>) {
+fn v_store(e: u32, w: VW) {
   if (e >= VE) { return; }
   let i = (e / (HDV / 8u)) * HV4 + 2u * (e % (HDV / 8u));
-  kv[i] = w[0];
-  kv[i + 1u] = w[1];
+  let f = v_dec(w);
+  kv[i] = f[0];
+  kv[i + 1u] = f[1];
 }
 
 #if MASK
@@ -229,7 +257,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 #if PRE
     // The first V chunk, loaded now: it is staged while the softmax runs.
-    var vpre: array<mat2x4<f32>, {{VI}}>;
+    var vpre: array<VW, {{VI}}>;
     for (var i = 0u; i < {{VI}}u; i = i + 1u) { vpre[i] = v_load(vbase, t0, lid + i * {{WG}}u); }
 #endif
     let o0 = 4u * tc * RG + tr;
