@@ -249,6 +249,13 @@ func PerfCases() []*PerfCase {
 			}
 		}
 	}
+	// Short prompts and many sequences decoded together: n between the mat-vec's 8 and the
+	// prompt kernel's 128 columns.
+	for _, ta := range []tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_K} {
+		for _, n := range []int64{16, 32, 64} {
+			cs = append(cs, perfMulMat(ta, 4096, 14336, n))
+		}
+	}
 	// The formats with single-bit fields (a high bit joined to its low bits, hbits1024 in
 	// common.wgsl, or signs), one column, weights beyond the L2 cache.
 	for _, ta := range []tensor.Type{tensor.Q5_0, tensor.Q5_K, tensor.Q3_K, tensor.IQ2_XXS, tensor.IQ3_S} {

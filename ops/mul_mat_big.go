@@ -38,6 +38,30 @@ import (
 // matBigTK is the width of the prompt kernel's K slices.
 const matBigTK = 8
 
+// matBigNarrow is the prompt kernel's dst columns per workgroup (its NARROW form: 8 x 4
+// sums per invocation) for products of fewer than matBigTile columns, and matBigMinCols
+// the fewest columns a product needs to take the prompt kernel at all (fewer take the 64
+// x 64 kernel, or the mat-vecs up to matVecMaxCols).
+const (
+	matBigNarrow  = 64
+	matBigMinCols = 16
+)
+
+// bigCols returns the prompt kernel's dst columns per workgroup for n src1 columns.
+func bigCols(n uint32) uint32 {
+	if n < matBigTile {
+		return matBigNarrow
+	}
+	return matBigTile
+}
+
+// bigTiles returns the prompt kernel's workgroups of a product of m rows (before splitting
+// K).
+func bigTiles(p mulMatParams, m uint32) uint64 {
+	tn := bigCols(p.N)
+	return uint64((m+matBigTile-1)/matBigTile) * uint64((p.N+tn-1)/tn) * uint64(p.Batches)
+}
+
 // matBigStorage is the workgroup memory of the prompt kernel's slice buffers: two
 // operands, two slices each of matBigTK x matBigTile f32.
 const matBigStorage = 2 * 2 * matBigTK * matBigTile * 4
@@ -78,7 +102,7 @@ func bigSplits(p mulMatParams, tiles, partAt uint64, l *Limits) uint32 {
 // lookup tables exceed the device's workgroup memory. defs and operands are tiledLoads'
 // choice of loads.
 func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperand, tensors []*tensor.Tensor, l *Limits) (ds []Dispatch, ok bool) {
-	if p.M < matBigTile || p.N < matBigTile {
+	if p.M < matBigTile || p.N < matBigMinCols {
 		return nil, false
 	}
 	limit := l.MaxWorkgroupStorage
@@ -88,7 +112,7 @@ func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperan
 	if matBigStorage+wgsl.WorkgroupTableBytes(operands[0].Type) > limit {
 		return nil, false
 	}
-	tiles := uint64((p.M+matBigTile-1)/matBigTile) * uint64((p.N+matBigTile-1)/matBigTile) * uint64(p.Batches)
+	tiles := bigTiles(p, p.M)
 	splits := uint32(1)
 	if tiles < matBigGroups {
 		splits = bigSplits(p, tiles, 0, l)
@@ -103,10 +127,13 @@ func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperan
 // kernel alone (splits 1), or the kernel storing partial sums to scratch memory at byte
 // offset partAt and mul_mat_big_reduce adding them into dst.
 func bigDispatches(p mulMatParams, splits uint32, defs map[string]string, operands []wgslOperand, tensors []*tensor.Tensor, partAt uint64, l *Limits) []Dispatch {
-	grid := [3]uint32{(p.M + matBigTile - 1) / matBigTile, (p.N + matBigTile - 1) / matBigTile, p.Batches}
+	tn := bigCols(p.N)
+	grid := [3]uint32{(p.M + matBigTile - 1) / matBigTile, (p.N + tn - 1) / tn, p.Batches}
 	// F16 words read eight elements at a time are turned into floats when staged (RAW_A),
 	// after the products of the slice before, not as they are loaded.
-	kdefs := map[string]string{"RAW_A": flag(defs["VEC_A"] == "1" && operands[0].Type == wgsl.F16)}
+	kdefs := map[string]string{"RAW_A": flag(defs["VEC_A"] == "1" && operands[0].Type == wgsl.F16),
+		"TN": fmt.Sprint(tn), "NARROW": flag(tn == matBigNarrow), "SLICEB": fmt.Sprint(2 * tn),
+		"TBV": fmt.Sprint(4 * tn), "ACC": fmt.Sprint(8 * tn / 64)}
 	for k, d := range defs {
 		kdefs[k] = d
 	}

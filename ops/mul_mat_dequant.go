@@ -85,7 +85,7 @@ func lowerBigDequant(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, b
 		operands := []wgslOperand{in("src0", chunk), in("src1", b), out("dst", t)}
 		operands[0].Vec, operands[1].Vec = true, vecB
 		defs := map[string]string{"VEC_A": "1", "VEC_B": flag(vecB)}
-		tiles := uint64((n+matBigTile-1)/matBigTile) * uint64((p.N+matBigTile-1)/matBigTile) * uint64(p.Batches)
+		tiles := bigTiles(pc, n)
 		splits := uint32(1)
 		if tiles < matBigGroups {
 			// the partial sums after the chunk, the scratch memory within one binding and

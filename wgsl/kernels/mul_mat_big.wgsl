@@ -20,9 +20,11 @@
 //     K (a multiple of TK) and stores the partial block to `part` ([M, N, batches,
 //     SPLITS]); mul_mat_big_reduce adds the splits into dst.
 const TK = 8u;
-const SLICE = 256u; // vec4s of one slice of one operand: TK x 128 floats
+const TN = {{TN}}u; // dst columns of a workgroup: 128, or 64 (NARROW)
+const SLICE = 256u; // vec4s of one slice of src0: TK x 128 floats
+const SLICEB = {{SLICEB}}u; // vec4s of one slice of src1: TK x TN floats
 var<workgroup> ta: array<vec4<f32>, 512>; // two slices
-var<workgroup> tb: array<vec4<f32>, 512>;
+var<workgroup> tb: array<vec4<f32>, {{TBV}}>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -43,10 +45,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let a_base = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
   let b_base = b2 * p.B.z + b3 * p.B.w;
   let row0 = wid.x * 128u;
-  let col0 = wid.y * 128u;
+  let col0 = wid.y * TN;
   let tx = lid % 16u;
   let ty = lid / 16u;
-  // loader: invocations 0..127 load src0's tile row lr, 128..255 src1's
+  // loader: invocations 0..127 load src0's tile row lr, 128..128 + TN - 1 src1's
   let is_a = lid < 128u;
   let lr = lid % 128u;
   let a_row = a_base + min(row0 + lr, p.M - 1u) * p.A.y;
@@ -55,7 +57,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #if RAW_A
   var wr = vec4<u32>(); // src0's raw F16 words, turned into floats when staged
 #endif
-  var acc: array<vec4<f32>, 16>; // acc[4 r + c]: row group r (0..7 rows as 2 x 4), column c
+  var acc: array<vec4<f32>, {{ACC}}>; // acc[(TN / 64) q + h]: row q (0..7), columns 64 h + 4 ty ..
   {
     let kf = kbeg;
 #include mul_mat_big_fetch
@@ -97,17 +99,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     workgroupBarrier();
   }
-  // acc[2 q + h] holds row 64 (q / 4) + 4 tx + q % 4 at columns 64 h + 4 ty .. + 3.
+  // acc[(TN / 64) q + h] holds row 64 (q / 4) + 4 tx + q % 4 at columns 64 h + 4 ty .. + 3.
   for (var q = 0u; q < 8u; q = q + 1u) {
     let i = row0 + 64u * (q / 4u) + 4u * tx + q % 4u;
-    for (var h = 0u; h < 2u; h = h + 1u) {
+    for (var h = 0u; h < TN / 64u; h = h + 1u) {
       for (var e = 0u; e < 4u; e = e + 1u) {
         let j = col0 + 64u * h + 4u * ty + e;
         if (i < p.M && j < p.N) {
 #if SPLITK
-          part_set(((split * p.Batches + b) * p.N + j) * p.M + i, acc[2u * q + h][e]);
+          part_set(((split * p.Batches + b) * p.N + j) * p.M + i, acc[(TN / 64u) * q + h][e]);
 #else
-          dst_set(offset4(vec4<u32>(p.Row0 + i, j, b2, b3), p.D), acc[2u * q + h][e]);
+          dst_set(offset4(vec4<u32>(p.Row0 + i, j, b2, b3), p.D), acc[(TN / 64u) * q + h][e]);
 #endif
         }
       }

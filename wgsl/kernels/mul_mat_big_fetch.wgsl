@@ -15,7 +15,7 @@
       }
 #endif
 #endif
-    } else {
+    } else if (lr < TN) {
 #if VEC_B
       if (kf < kend) { w = src1_get8(b_row + kf); }
 #else

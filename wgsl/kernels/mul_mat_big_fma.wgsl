@@ -2,6 +2,17 @@
     for (var kk = 0u; kk < TK; kk = kk + 1u) {
       let a0 = ta[off + kk * 32u + tx];
       let a1 = ta[off + kk * 32u + 16u + tx];
+#if NARROW
+      let c0 = tb[(off / SLICE) * SLICEB + kk * 16u + ty];
+      acc[0] = fma(vec4<f32>(a0.x), c0, acc[0]);
+      acc[1] = fma(vec4<f32>(a0.y), c0, acc[1]);
+      acc[2] = fma(vec4<f32>(a0.z), c0, acc[2]);
+      acc[3] = fma(vec4<f32>(a0.w), c0, acc[3]);
+      acc[4] = fma(vec4<f32>(a1.x), c0, acc[4]);
+      acc[5] = fma(vec4<f32>(a1.y), c0, acc[5]);
+      acc[6] = fma(vec4<f32>(a1.z), c0, acc[6]);
+      acc[7] = fma(vec4<f32>(a1.w), c0, acc[7]);
+#else
       let c0 = tb[off + kk * 32u + ty];
       let c1 = tb[off + kk * 32u + 16u + ty];
       acc[0] = fma(vec4<f32>(a0.x), c0, acc[0]);
@@ -20,4 +31,5 @@
       acc[13] = fma(vec4<f32>(a1.z), c1, acc[13]);
       acc[14] = fma(vec4<f32>(a1.w), c0, acc[14]);
       acc[15] = fma(vec4<f32>(a1.w), c1, acc[15]);
+#endif
     }

@@ -8,8 +8,9 @@
       for (var e = 0u; e < 8u; e = e + 1u) {
         ta[off + e * 32u + lr / 4u][lr % 4u] = w[e / 4u][e % 4u];
       }
-    } else {
+    } else if (lr < TN) {
+      let offb = (off / SLICE) * SLICEB;
       for (var e = 0u; e < 8u; e = e + 1u) {
-        tb[off + e * 32u + lr / 4u][lr % 4u] = w[e / 4u][e % 4u];
+        tb[offb + e * (TN / 4u) + lr / 4u][lr % 4u] = w[e / 4u][e % 4u];
       }
     }
