@@ -34,6 +34,14 @@ import (
 // 32-wide buffer: 3121) and iq4_xs (two 16-wide buffers: 3522); slower than the earlier
 // kernel only for q8_0 (2%) and iq4_xs (5%). They take the least workgroup memory (16
 // KiB, as the earlier kernel), which leaves room for the IQ formats' lookup tables.
+//
+// F16 src0 stays raw words from its load until it is staged (RAW_A): converted at the
+// load, the invocations loading it waited for the memory before the products the load was
+// issued ahead of (H100: f16 m=4096 k=14336 1727 -> 1640 µs, the quantized formats through
+// their F16 chunks 5-7% faster). Products of matBigMinCols to 127 columns take the narrow
+// form (NARROW: 128 x 64 blocks, 8 x 4 sums per invocation) instead of the 64 x 64 kernel
+// (H100, m=14336 k=4096 by 16, 32, 64 columns, f16 551, 559, 575 -> 293, 305, 329 µs; q4_K
+// 588, 597, 612 -> 415, 433, 485). docs/ARCHITECTURE.md section 5 has the figures.
 
 // matBigTK is the width of the prompt kernel's K slices.
 const matBigTK = 8
