@@ -158,7 +158,7 @@ func (f Format) vecAccessors(name string, binding int, readOnly bool) (string, e
 		return decl + "array<vec4<u32>>;\n" + fmt.Sprintf(
 			"fn %[1]s_get8(i: u32) -> mat2x4<f32> {\n"+
 				"  let w = %[1]s[(p.%[1]s_off + i) >> 3u];\n"+
-				"  return mat2x4<f32>(half4(w.xy), half4(w.zw));\n}\n", name), nil
+				"  return half8(w);\n}\n", name), nil
 	case BF16:
 		return bf16VecAccessors(decl, name), nil
 	case I32:

@@ -49,6 +49,8 @@ fn if32(v: i32) -> f32 { return bitcast<f32>(v + 0x4b400000) - 12582912.0; }
 // F16 decode's GPU time per graph 3,560 -> 2,594-2,661 µs (docs/ARCHITECTURE.md).
 fn half4(w: vec2<u32>) -> vec4<f32> { return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)); }
 fn half2(w: u32) -> vec2<f32> { return unpack2x16float(w); }
+// Eight halves (a 16-byte load of F16 data) as the two columns of a mat2x4.
+fn half8(w: vec4<u32>) -> mat2x4<f32> { return mat2x4<f32>(half4(w.xy), half4(w.zw)); }
 // Four small values (below 1024) in the 16-bit lanes of lo (the first and third) and hi
 // (the second and fourth) as f32, plus 1024, exactly: a lane ORed with 0x6400 (1024 as a
 // half) reads as 1024 + value through unpack2x16float, two values a conversion and half

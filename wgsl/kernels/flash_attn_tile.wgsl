@@ -53,7 +53,7 @@ const VE = VC * (HDV / 8u); // V staging items of a chunk: one position, eight e
 #if RAW_K
 alias KW = vec4<u32>;
 fn kw8(i: u32) -> KW { return key[(p.key_off + i) >> 3u]; }
-fn k_dec(w: KW) -> mat2x4<f32> { return mat2x4<f32>(half4(w.xy), half4(w.zw)); }
+fn k_dec(w: KW) -> mat2x4<f32> { return half8(w); }
 #else
 alias KW = mat2x4<f32>;
 fn kw8(i: u32) -> KW { return k8(i); }
@@ -62,7 +62,7 @@ fn k_dec(w: KW) -> mat2x4<f32> { return w; }
 #if RAW_V
 alias VW = vec4<u32>;
 fn vw8(i: u32) -> VW { return val[(p.val_off + i) >> 3u]; }
-fn v_dec(w: VW) -> mat2x4<f32> { return mat2x4<f32>(half4(w.xy), half4(w.zw)); }
+fn v_dec(w: VW) -> mat2x4<f32> { return half8(w); }
 #else
 alias VW = mat2x4<f32>;
 fn vw8(i: u32) -> VW { return v8(i); }

@@ -3,7 +3,7 @@
 // src0's F16 words in wr are turned into floats first).
     if (is_a) {
 #if RAW_A
-      w = mat2x4<f32>(half4(wr.xy), half4(wr.zw));
+      w = half8(wr);
 #endif
       for (var e = 0u; e < 8u; e = e + 1u) {
         ta[off + e * 32u + lr / 4u][lr % 4u] = w[e / 4u][e % 4u];
