@@ -306,7 +306,8 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 }
 
 // faOperands returns the operands and tensors both attention kernels read first: Q, K
-// and V (K and V eight elements at a time where their rows allow, VEC_K and VEC_V), then
+// and V (K and V eight elements at a time where their rows allow, VEC_K and VEC_V, raw
+// F16 words loaded ahead, RAW_K and RAW_V), then
 // the mask when there is one (MASK, its shape and strides in p).
 func faOperands(p *flashAttnParams, q, k, v, m *tensor.Tensor, defs map[string]string) ([]wgslOperand, []*tensor.Tensor) {
 	ops := []wgslOperand{in("q", q), in("key", k), in("val", v)}
@@ -317,6 +318,10 @@ func faOperands(p *flashAttnParams, q, k, v, m *tensor.Tensor, defs map[string]s
 	if quantized(v.Type) || vectorRows(v) {
 		ops[2].Vec, defs["VEC_V"] = true, "1"
 	}
+	// F16 K and V read eight elements at a time and loaded ahead stay raw words until they
+	// are used (RAW_K, RAW_V: flash_attn_io.wgsl).
+	defs["RAW_K"] = flag(defs["VEC_K"] == "1" && k.Type == tensor.F16)
+	defs["RAW_V"] = flag(defs["VEC_V"] == "1" && v.Type == tensor.F16)
 	if m != nil {
 		p.Me, p.M = dims(m), strides(m)
 		defs["MASK"] = "1"

@@ -59,6 +59,7 @@ func TestFlashAttnPaths(t *testing.T) {
 	require.Equal(t, uint32(32), p.Splits) // faTargetGroups: 8 KV heads x 32 splits of 4 tiles
 	require.Equal(t, uint32(4*faTile), p.Chunk)
 	require.Equal(t, "4", ds[0].Spec.Defines["VPRE"])
+	require.Equal(t, "1", ds[0].Spec.Defines["RAW_V"]) // V rows loaded ahead as F16 words
 	prompt := flashAttnNode(128, 128, 512, 32, 8, 512, tensor.F16, tensor.F16, true, false, 0, 0)
 	ds, err = Lower(prompt, l)
 	require.NoError(t, err)

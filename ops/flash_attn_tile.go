@@ -131,9 +131,6 @@ func lowerFlashAttnTile(t *tensor.Tensor, p flashAttnParams, tl faTiles, l *Limi
 		defs["VCLAMP"] = "1" // some invocations' last output column is past Dv
 	}
 	ops, tensors := faOperands(&p, q, k, v, m, defs)
-	// F16 K and V read eight elements at a time stay raw words until staged (RAW_K, RAW_V).
-	defs["RAW_K"] = flag(defs["VEC_K"] == "1" && k.Type == tensor.F16)
-	defs["RAW_V"] = flag(defs["VEC_V"] == "1" && v.Type == tensor.F16)
 	groups := uint64(p.Groups) * uint64(p.NHeadKV) * uint64(p.NSeq)
 	// Few row tiles (tens of queries) over a long KV sequence: the sequence is split over
 	// workgroups too, a few tiles each at least, as for decoding.

@@ -38,7 +38,7 @@ import (
 // F16 src0 stays raw words from its load until it is staged (RAW_A): converted at the
 // load, the invocations loading it waited for the memory before the products the load was
 // issued ahead of (H100: f16 m=4096 k=14336 1727 -> 1640 µs, the quantized formats through
-// their F16 chunks 5-7% faster). Products of matBigMinCols to 127 columns take the narrow
+// their F16 chunks 5-7% faster). Products of matBigMinCols (9) to 127 columns take the narrow
 // form (NARROW: 128 x 64 blocks, 8 x 4 sums per invocation) instead of the 64 x 64 kernel
 // (H100, m=14336 k=4096 by 16, 32, 64 columns, f16 551, 559, 575 -> 293, 305, 329 µs; q4_K
 // 588, 597, 612 -> 415, 433, 485). docs/ARCHITECTURE.md section 5 has the figures.
@@ -48,11 +48,13 @@ const matBigTK = 8
 
 // matBigNarrow is the prompt kernel's dst columns per workgroup (its NARROW form: 8 x 4
 // sums per invocation) for products of fewer than matBigTile columns, and matBigMinCols
-// the fewest columns a product needs to take the prompt kernel at all (fewer take the 64
-// x 64 kernel, or the mat-vecs up to matVecMaxCols).
+// the fewest columns a product needs to take the prompt kernel at all: every product
+// past the mat-vecs' matVecMaxCols (the 64 x 64 kernel takes those the prompt kernel
+// cannot: too few rows, tiles and K to split). On an H100 the 1B Q4_0's prompts of 9, 12
+// and 15 tokens went from 300, 398, 496 t/s on the 64 x 64 kernel to 1051, 1395, 1736.
 const (
 	matBigNarrow  = 64
-	matBigMinCols = 16
+	matBigMinCols = matVecMaxCols + 1
 )
 
 // bigCols returns the prompt kernel's dst columns per workgroup for n src1 columns.

@@ -74,20 +74,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var t0 = c0; t0 < c1; t0 = t0 + T) {
 #if VPRE
     // This thread's V rows of the tile, loaded now so that their latency overlaps the scores.
-    var vpre: array<mat2x4<f32>, {{VP}}>;
+    var vpre: array<VW, {{VP}}>;
     for (var k = 0u; k < {{VP}}u; k = k + 1u) {
       let t = tp + k * p.TP;
-      vpre[k] = mat2x4<f32>();
-      if (tp < p.TP && t < T && t0 + t < c1) { vpre[k] = v8(vbase + (t0 + t) * p.V.y + 8u * slot); }
+      vpre[k] = VW();
+      if (tp < p.TP && t < T && t0 + t < c1) { vpre[k] = vw8(vbase + (t0 + t) * p.V.y + 8u * slot); }
     }
 #endif
 #if MASK
     // The mask values this thread scores (element e = lid + i WG of [R][T]), loaded early too.
-    var mpre: array<f32, {{MP}}>;
+    var mpre: array<MW, {{MP}}>;
     for (var i = 0u; i < {{MP}}u; i = i + 1u) {
       let e = lid + i * {{WG}}u;
-      mpre[i] = 0.0;
-      if (e < R * T && t0 + e % T < c1) { mpre[i] = mask_get(row_mask[e / T] + t0 + e % T); }
+      mpre[i] = MW();
+      if (e < R * T && t0 + e % T < c1) { mpre[i] = mw(row_mask[e / T] + t0 + e % T); }
     }
 #endif
     // Partial dot products: chunks part, part + P, ... of eight elements.
@@ -118,7 +118,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (p.Softcap != 0.0) { d = p.Softcap * tanh(d); }
         x = d;
 #if MASK
-        let mv = row_slope[r] * mpre[i];
+        let mv = row_slope[r] * m_dec(mpre[i], row_mask[r] + pos);
         x = select(d + mv, neg_inf(), is_neg_inf(mv));
 #endif
       }
@@ -164,7 +164,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       for (var k = 0u; k < {{VP}}u; k = k + 1u) {
         let t = tp + k * p.TP;
         if (t < T && t0 + t < c1) {
-          let vv = vpre[k]; // one group of eight columns (CPT 1), slot < ncg
+          let vv = v_dec(vpre[k]); // one group of eight columns (CPT 1), slot < ncg
           for (var r = 0u; r < R; r = r + 1u) {
             let w = ps[r * T + t];
             acc[2u * r] = acc[2u * r] + select(vec4<f32>(0.0), w * vv[0], w != 0.0);

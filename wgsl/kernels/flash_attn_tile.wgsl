@@ -46,29 +46,6 @@ var<workgroup> live_now: u32;                 // a copy of live that the workgro
 const KE = CG * (DC / 8u);  // K staging items of a chunk: four positions, eight elements
 const VE = VC * (HDV / 8u); // V staging items of a chunk: one position, eight elements
 
-// KW and VW are what a load of eight K or V elements leaves in registers until they are
-// staged: with RAW_K (RAW_V), an F16 K (V) read eight elements at a time, its raw words,
-// turned into floats by k_dec (v_dec) when staged, so that a load issued ahead does not
-// wait for its data before the work it was issued ahead of; else the floats.
-#if RAW_K
-alias KW = vec4<u32>;
-fn kw8(i: u32) -> KW { return key[(p.key_off + i) >> 3u]; }
-fn k_dec(w: KW) -> mat2x4<f32> { return half8(w); }
-#else
-alias KW = mat2x4<f32>;
-fn kw8(i: u32) -> KW { return k8(i); }
-fn k_dec(w: KW) -> mat2x4<f32> { return w; }
-#endif
-#if RAW_V
-alias VW = vec4<u32>;
-fn vw8(i: u32) -> VW { return val[(p.val_off + i) >> 3u]; }
-fn v_dec(w: VW) -> mat2x4<f32> { return half8(w); }
-#else
-alias VW = mat2x4<f32>;
-fn vw8(i: u32) -> VW { return v8(i); }
-fn v_dec(w: VW) -> mat2x4<f32> { return w; }
-#endif
-
 // KRows are elements 8c..8c+7 of the K rows of four consecutive positions.
 struct KRows { a: KW, b: KW, c: KW, d: KW }
 
@@ -223,11 +200,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   for (var t0 = t_begin; t0 < t_end; t0 = t0 + BC) {
 #if MASK
     // The softmax's mask values of the tile, loaded now so that they arrive during the scores.
-    var mk: array<f32, CPP>;
+    var mk: array<MW, CPP>;
     for (var k = 0u; k < CPP; k = k + 1u) {
       let pos = t0 + CPP * sp + k;
-      mk[k] = 0.0;
-      if (pos < p.NKV) { mk[k] = mask_get(moff + pos); }
+      mk[k] = MW();
+      if (pos < p.NKV) { mk[k] = mw(moff + pos); }
     }
 #endif
     // Scores: the 4 x 4 block of rows 4tr.., positions t0 + 4tc.., a K chunk at a time.
@@ -281,7 +258,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         x = pt[c * RG + sr / 4u][sr % 4u];
         if (p.Softcap != 0.0) { x = p.Softcap * tanh(x); }
 #if MASK
-        let mv = slope * mk[k];
+        let mv = slope * m_dec(mk[k], moff + pos);
         x = select(x + mv, neg_inf(), is_neg_inf(mv));
 #endif
       }
