@@ -10,7 +10,7 @@ import (
 // K not a multiple of the slice (nor the last split of a whole slice), broadcast batches,
 // a permuted src1, element-wise loads, quantized formats with and without workgroup
 // tables (IQ2_S's grid, the largest, beside the kernel's slices), the narrow form for
-// fewer than 128 columns, and the result stored through the mul_mat+permute+cont fusion. The many-tile
+// fewer than 128 columns, the mat-vecs over column ranges for 9 to 32, and the result stored through the mul_mat+permute+cont fusion. The many-tile
 // path is covered by mulMatCases' bs=[8,8] cases.
 func mulMatBigCases() []*Case {
 	one := [2]int64{1, 1}
@@ -28,6 +28,12 @@ func mulMatBigCases() []*Case {
 		mulMatCase(mmSpec{ta: f32, m: 130, n: 33, k: 1030, bs: [2]int64{2, 1}, nr: [2]int64{2, 1}}),
 		mulMatCase(mmSpec{ta: tensor.Q4_K, m: 300, n: 100, k: 1024, bs: one, nr: one}),
 		mulMatCase(mmSpec{ta: f16, m: 512, n: 20, k: 64, bs: [2]int64{8, 8}, nr: one}),
+		// 9 to 32 columns: mat-vecs over column ranges (8, 8, ... and the rest), batched
+		// and broadcast, the integer mat-vec's quantized columns, Q6_K's kernels
+		mulMatCase(mmSpec{ta: f16, m: 256, n: 17, k: 512, bs: [2]int64{2, 1}, nr: [2]int64{2, 1}}),
+		mulMatCase(mmSpec{ta: tensor.Q4_K, m: 256, n: 20, k: 1024, bs: one, nr: one}),
+		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 200, n: 12, k: 512, bs: one, nr: one}),
+		mulMatCase(mmSpec{ta: tensor.Q8_0, m: 128, n: 32, k: 256, bs: one, nr: one}),
 		{Name: "GRAPH(mul_mat+permute+cont,m=128,n=256,k=1024,heads=2)", Op: "GRAPH", Types: "mixed", MaxNMSE: MulMatMaxNMSE,
 			Build: func(b *Builder) ggml.Tensor {
 				v := b.New("v", f16, 1024, 128, 2)

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
@@ -23,7 +24,7 @@ func TestMulMatBigTiles(t *testing.T) {
 		"split":       mm(contiguous(tensor.F16, 2048, 2048), f32(2048, 512)),
 		"few tiles":   mm(contiguous(tensor.F16, 256, 512), f32(256, 512)),
 		"narrow":      mm(contiguous(tensor.F16, 2048, 4096), f32(2048, 64)),
-		"12 columns":  mm(contiguous(tensor.F16, 2048, 4096), f32(2048, 12)),
+		"40 columns":  mm(contiguous(tensor.F16, 2048, 4096), f32(2048, 40)),
 	}
 	for _, storage := range []int{16384, 32768, 49152} {
 		// the direct quantized loads (the chunks of dequantized weights: TestMulMatBigDequant)
@@ -41,7 +42,7 @@ func TestMulMatBigTiles(t *testing.T) {
 			}
 			require.Same(t, n, ds[len(ds)-1].Tensors[len(ds[len(ds)-1].Tensors)-1], "the last dispatch stores the result")
 			if kernels[0] == "mul_mat_big" {
-				raw := name == "f16" || name == "split" || name == "narrow" || name == "12 columns"
+				raw := name == "f16" || name == "split" || name == "narrow" || name == "40 columns"
 				require.Equal(t, flag(raw), ds[0].Spec.Defines["RAW_A"], "%s: F16 words staged raw", name)
 			}
 			switch {
@@ -51,7 +52,7 @@ func TestMulMatBigTiles(t *testing.T) {
 				require.Equal(t, "4", ds[0].Spec.Defines["SPLITS"])
 				require.Equal(t, "512", ds[0].Spec.Defines["KPER"])
 				require.Equal(t, [3]uint32{16, 4, 4}, ds[0].Grid)
-			case name == "narrow", name == "12 columns":
+			case name == "narrow", name == "40 columns":
 				// 64 columns: the narrow form, 32 x 1 tiles, K split in 8
 				require.Equal(t, []string{"mul_mat_big", "mul_mat_big_reduce"}, kernels, "%d %s", storage, name)
 				require.Equal(t, "1", ds[0].Spec.Defines["NARROW"])
@@ -93,4 +94,49 @@ func TestMulMatBigSplitPermuteCont(t *testing.T) {
 	want, ok := permutedStrides(kqv, perm)
 	require.True(t, ok)
 	require.Equal(t, want, ds[1].Params.(mulMatParams).D)
+}
+
+// TestMulMatVecSplit: products of 9 to matVecSplitMaxCols columns take mat-vecs of up to
+// eight columns over views of src1's and dst's columns; more take the prompt kernel, and
+// the fusions ending in a product keep one lowering that stores the node itself.
+func TestMulMatVecSplit(t *testing.T) {
+	cache := newCompiler(t)
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
+	a, b := contiguous(tensor.F16, 2048, 4096), f32(2048, 20)
+	b.Loc.Addr = 4096
+	n := node(tensor.OpMulMat, f32(4096, 20), nil, a, b)
+	n.Loc.Addr = 1 << 20
+	ds, err := Lower(n, l)
+	require.NoError(t, err)
+	require.Len(t, ds, 3)
+	for i, c := range []int64{8, 8, 4} {
+		d := ds[i]
+		require.Equal(t, "mul_mat_vec8", d.Spec.Kernel)
+		require.Equal(t, fmt.Sprint(c), d.Spec.Defines["NCOLS"])
+		require.Same(t, a, d.Tensors[0], "the weights themselves")
+		src1, dst := d.Tensors[1], d.Tensors[2]
+		require.Equal(t, c, src1.Ne[1])
+		require.Equal(t, b.Loc.Addr+uint64(8*i)*b.Nb[1], src1.Loc.Addr, "src1's columns from %d", 8*i)
+		require.Equal(t, b.Nb, src1.Nb)
+		require.Equal(t, c, dst.Ne[1])
+		require.Equal(t, n.Loc.Addr+uint64(8*i)*n.Nb[1], dst.Loc.Addr, "dst's columns from %d", 8*i)
+		_, err := cache.Pipeline(d.Spec)
+		require.NoError(t, err)
+	}
+	wide := node(tensor.OpMulMat, f32(4096, matVecSplitMaxCols+1), nil, a, f32(2048, matVecSplitMaxCols+1))
+	ds, err = Lower(wide, l)
+	require.NoError(t, err)
+	require.Equal(t, "mul_mat_big", ds[0].Spec.Kernel)
+	// mul_mat+permute+cont by 20 columns: the product stores the CONT's result directly
+	kqv := node(tensor.OpMulMat, f32(128, 20, 2), nil, contiguous(tensor.F16, 2048, 128, 2), f32(2048, 20, 2))
+	perm := &tensor.Tensor{Type: tensor.F32, Ne: [4]int64{128, 2, 20, 1}, Nb: [4]uint64{4, 4 * 128 * 20, 4 * 128, 4 * 128 * 20 * 2}}
+	node(tensor.OpPermute, perm, []int32{0, 2, 1, 3}, kqv)
+	cont := node(tensor.OpCont, f32(128, 2, 20), nil, perm)
+	f := fusion(t, "mul_mat+permute+cont")
+	fused := []*tensor.Tensor{kqv, perm, cont}
+	require.True(t, f.Applies(fused, l))
+	ds, err = f.Lower(fused, l)
+	require.NoError(t, err)
+	last := ds[len(ds)-1].Tensors
+	require.Same(t, cont, last[len(last)-1])
 }

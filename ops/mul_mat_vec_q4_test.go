@@ -446,8 +446,11 @@ func TestQ6KLowering(t *testing.T) {
 	require.Equal(t, "4", lower(mm(128256, 4096, 2), l).Spec.Defines["ROWS"], "by 2 columns, four")
 	nine, err := Lower(mm(4096, 4096, 9), l)
 	require.NoError(t, err)
-	for _, d := range nine {
-		require.NotContains(t, d.Spec.Kernel, "mul_mat_vec", "nine columns: no mat-vec")
+	require.Equal(t, []string{"mul_mat_vec_q6k_cols", "mul_mat_vec_q6k"}, []string{nine[0].Spec.Kernel, nine[1].Spec.Kernel}, "nine columns: 8 and 1")
+	many, err := Lower(mm(4096, 4096, matVecSplitMaxCols+1), l)
+	require.NoError(t, err)
+	for _, d := range many {
+		require.NotContains(t, d.Spec.Kernel, "mul_mat_vec", "%d columns: no mat-vec", matVecSplitMaxCols+1)
 	}
 	one := *l
 	one.Q6KCols = 1
