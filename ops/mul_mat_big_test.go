@@ -77,13 +77,9 @@ func TestMulMatBigTiles(t *testing.T) {
 // through the reduction, at the permuted strides.
 func TestMulMatBigSplitPermuteCont(t *testing.T) {
 	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 49152}
-	// kqv [128, 256, 2] (K 2048) -> permute(0, 2, 1, 3) -> cont [128, 2, 256]
-	kqv := node(tensor.OpMulMat, f32(128, 256, 2), nil, contiguous(tensor.F16, 2048, 128, 2), f32(2048, 256, 2))
-	perm := &tensor.Tensor{Type: tensor.F32, Ne: [4]int64{128, 2, 256, 1}, Nb: [4]uint64{4, 4 * 128 * 256, 4 * 128, 4 * 128 * 256 * 2}}
-	node(tensor.OpPermute, perm, []int32{0, 2, 1, 3}, kqv)
-	cont := node(tensor.OpCont, f32(128, 2, 256), nil, perm)
+	n := kqvMerged(tensor.F16, 128, 256, 2048)
+	kqv, perm, cont := n[0], n[1], n[2]
 	f := fusion(t, "mul_mat+permute+cont")
-	n := []*tensor.Tensor{kqv, perm, cont}
 	require.True(t, f.Applies(n, l))
 	ds, err := f.Lower(n, l)
 	require.NoError(t, err)
@@ -128,15 +124,20 @@ func TestMulMatVecSplit(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "mul_mat_big", ds[0].Spec.Kernel)
 	// mul_mat+permute+cont by 20 columns: the product stores the CONT's result directly
-	kqv := node(tensor.OpMulMat, f32(128, 20, 2), nil, contiguous(tensor.F16, 2048, 128, 2), f32(2048, 20, 2))
-	perm := &tensor.Tensor{Type: tensor.F32, Ne: [4]int64{128, 2, 20, 1}, Nb: [4]uint64{4, 4 * 128 * 20, 4 * 128, 4 * 128 * 20 * 2}}
-	node(tensor.OpPermute, perm, []int32{0, 2, 1, 3}, kqv)
-	cont := node(tensor.OpCont, f32(128, 2, 20), nil, perm)
+	fused := kqvMerged(tensor.F16, 128, 20, 2048)
 	f := fusion(t, "mul_mat+permute+cont")
-	fused := []*tensor.Tensor{kqv, perm, cont}
 	require.True(t, f.Applies(fused, l))
 	ds, err = f.Lower(fused, l)
 	require.NoError(t, err)
 	last := ds[len(ds)-1].Tensors
-	require.Same(t, cont, last[len(last)-1])
+	require.Same(t, fused[2], last[len(last)-1])
+}
+
+// kqvMerged builds llama's kqv -> kqv_merged -> kqv_out over two heads: kqv [m, n, 2]
+// (weights of type ta, K k) -> permute(0, 2, 1, 3) -> cont [m, 2, n].
+func kqvMerged(ta tensor.Type, m, n, k int64) []*tensor.Tensor {
+	kqv := node(tensor.OpMulMat, f32(m, n, 2), nil, contiguous(ta, k, m, 2), f32(k, n, 2))
+	perm := &tensor.Tensor{Type: tensor.F32, Ne: [4]int64{m, 2, n, 1}, Nb: [4]uint64{4, 4 * uint64(m*n), 4 * uint64(m), 4 * uint64(m*n) * 2}}
+	node(tensor.OpPermute, perm, []int32{0, 2, 1, 3}, kqv)
+	return []*tensor.Tensor{kqv, perm, node(tensor.OpCont, f32(m, 2, n), nil, perm)}
 }

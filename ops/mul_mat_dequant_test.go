@@ -137,13 +137,9 @@ func rows0(rows []uint32) uint32 {
 // stores every chunk's rows through the permuted strides into the CONT's result.
 func TestMulMatDequantPermuteCont(t *testing.T) {
 	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 49152, DequantChunkBytes: 1 << 19}
-	// kqv [256, 256, 2] (K 1024, Q8_0 weights) -> permute(0, 2, 1, 3) -> cont [256, 2, 256]
-	kqv := node(tensor.OpMulMat, f32(256, 256, 2), nil, contiguous(tensor.Q8_0, 1024, 256, 2), f32(1024, 256, 2))
-	perm := &tensor.Tensor{Type: tensor.F32, Ne: [4]int64{256, 2, 256, 1}, Nb: [4]uint64{4, 4 * 256 * 256, 4 * 256, 4 * 256 * 256 * 2}}
-	node(tensor.OpPermute, perm, []int32{0, 2, 1, 3}, kqv)
-	cont := node(tensor.OpCont, f32(256, 2, 256), nil, perm)
+	n := kqvMerged(tensor.Q8_0, 256, 256, 1024) // Q8_0 weights, K 1024
+	kqv, perm, cont := n[0], n[1], n[2]
 	f := fusion(t, "mul_mat+permute+cont")
-	n := []*tensor.Tensor{kqv, perm, cont}
 	require.True(t, f.Applies(n, l))
 	ds, err := f.Lower(n, l)
 	require.NoError(t, err)
