@@ -10,8 +10,8 @@ import (
 
 // Mixture of experts, modelled on test-backend-ops' test_mul_mat_id: n_mats experts of
 // m x k weights, n_used of them per token (distinct per token, as a router picks them),
-// b holding one row per used slot or one row broadcast to all (b=1); few tokens take the
-// mat-vec kernel, more the grouped tiled one (tokens such that an expert gets more rows
+// b holding one row per used slot or one row broadcast to all (b=1); up to 64 tokens take
+// the mat-vec kernel, more the grouped tiled one (tokens such that an expert gets more rows
 // than one tile and ids more pairs than one scan step); permuted activations, padded
 // weight views and ids that are a view of a wider tensor. Every weight format, quantized
 // by ggml's quantizer, with MUL_MAT's threshold.
@@ -40,7 +40,14 @@ func mulMatIDCases() []*Case {
 			mulMatIDCase(mmidSpec{ta: ta, mats: 8, used: 4, m: 16, n: 12, k: 64, permB: true}),
 			mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 16, n: 2, k: 40, viewA: true, view: true}),
 			mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 16, n: 10, k: 40, viewA: true, view: true}),
+			// the same by more tokens than the mat-vec takes: the grouped kernel
+			mulMatIDCase(mmidSpec{ta: ta, mats: 8, used: 4, m: 16, n: 70, k: 64, permB: true}),
+			mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 16, n: 70, k: 40, viewA: true, view: true}),
 		)
+	}
+	// the grouped kernel (more than ops' mulMatIDMaxTokens tokens) on quantized experts
+	for _, ta := range []tensor.Type{tensor.Q4_K, tensor.Q8_0, tensor.MXFP4} {
+		cs = append(cs, mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 17, n: 80, k: 256}))
 	}
 	for _, ta := range quantTypes {
 		k := max(int64(64), int64(ta.BlockElems())) // whole blocks

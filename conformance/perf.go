@@ -291,6 +291,12 @@ func PerfCases() []*PerfCase {
 	// A prompt product over weights drawn as the benchmark models' are (deviation 0.02, a
 	// few halves per thousand subnormal), and the same with those flushed to zero.
 	cs = append(cs, perfMulMatNormal(tensor.F16, 2048, 8192, 442, false), perfMulMatNormal(tensor.F16, 2048, 8192, 442, true))
+	// Mixture of experts: a 30B-A3B-like model's expert products (128 experts of 768 x 2048,
+	// 8 used) in Q4_K and a gpt-oss-20b-like one's (32 of 2880 x 2880, 4 used) in MXFP4,
+	// decode (the mat-vec up to mulMatIDMaxTokens) to short prompts (the grouped kernel).
+	for _, n := range []int64{4, 8, 16, 32, 64, 128} {
+		cs = append(cs, perfMulMatID(tensor.Q4_K, 128, 8, 2048, 768, n), perfMulMatID(tensor.MXFP4, 32, 4, 2880, 2880, n))
+	}
 	cs = append(cs, perfFlashAttnCases()...)
 	cs = append(cs, perfChainCases()...)
 	cs = append(cs, perfFFNGateCases()...)
@@ -301,6 +307,21 @@ func PerfCases() []*PerfCase {
 // may list alternatives separated by "|".
 func FilterPerf(cases []*PerfCase, substr string) []*PerfCase {
 	return filterNamed(cases, substr, func(c *PerfCase) (string, string) { return c.Name, c.Op })
+}
+
+// perfMulMatID: experts weights [k, m, experts] of type ta, used of them per token, times
+// activations [k, used, n] F32 into [m, used, n] F32; ids drawn at random.
+func perfMulMatID(ta tensor.Type, experts, used, k, m, n int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("MUL_MAT_ID(type_a=%s,type_b=f32,n_mats=%d,n_used=%d,m=%d,n=%d,k=%d)", ta, experts, used, m, n, k),
+		Op:   "MUL_MAT_ID",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			as := b.New("as", ta, k, m, experts)
+			x := b.New("b", f32, k, used, n)
+			ids := b.Index("ids", tensor.I32, experts, used, n)
+			return func() ggml.Tensor { return b.L.MulMatID(b.Ctx, as, x, ids) }
+		},
+	}
 }
 
 // perfWeightTypes are the weight formats of the MUL_MAT sweep.

@@ -10,8 +10,9 @@ import (
 // token, or 1 when every expert sees the same row), ids (I32) the experts chosen for slot
 // s of token t.
 //
-// Few tokens (decode) take the vectorised mat-vec kernel of MUL_MAT, one workgroup per
-// row block of one (slot, token) reading that pair's expert. More tokens take the grouped
+// Up to mulMatIDMaxTokens tokens (decode, short prompts) take the vectorised mat-vec
+// kernel of MUL_MAT, one workgroup per row block of one (slot, token) reading that pair's
+// expert. More tokens take the grouped
 // tiled kernel (mul_mat_id.wgsl): a workgroup owns one 64-row tile of one expert's matrix;
 // it scans ids and gathers, in workgroup memory, the (slot, token) pairs routed to its
 // expert, 64 at a time, and multiplies each such group of rows as one tile of MUL_MAT's
@@ -26,8 +27,14 @@ type mulMatIDParams struct {
 	Experts          uint32
 }
 
-// mulMatIDMaxTokens is the largest token count that takes the mat-vec kernel.
-const mulMatIDMaxTokens = 4
+// mulMatIDMaxTokens is the largest token count that takes the mat-vec kernel. The grouped
+// kernel, on the 64 x 64 tiled kernel's K loop, is slow enough that a mat-vec per (slot,
+// token) pair, each reading its expert's matrix, wins up to here: on an H100, 128 experts
+// of 768 x 2048 Q4_K, 8 used, by 8, 16, 32, 64 tokens 895, 1745, 1758, 1777 µs grouped
+// against 64.5, 118, 237, 467 (ggml-vulkan 62.9, 237, 241, 242); 32 of 2880 x 2880 MXFP4, 4
+// used, 2046, 2074, 2086, 2110 against 184, 362, 686, 1365 (132, 541, 547, 545). At 128
+// tokens Q4_K still gained (1793 -> 920) but MXFP4 lost (2129 -> 2690).
+const mulMatIDMaxTokens = 64
 
 func init() {
 	describeFamily("MUL_MAT_ID", "F32, F16, "+quantNames()+" x F32; I32 ids",
