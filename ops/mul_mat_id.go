@@ -38,7 +38,7 @@ const mulMatIDMaxTokens = 64
 
 func init() {
 	describeFamily("MUL_MAT_ID", "F32, F16, "+quantNames()+" x F32; I32 ids",
-		"mixture of experts: mat-vec for up to 4 tokens, else rows grouped per expert in a tiled kernel; any strides (quantized experts: rows of whole blocks)")
+		"mixture of experts: mat-vec for up to 64 tokens, else rows grouped per expert in a tiled kernel; any strides (quantized experts: rows of whole blocks)")
 	register(tensor.OpMulMatID, family{supports: supportsMulMatID, lower: lowerMulMatID, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{
 			mulMatIDNode(contiguous(tensor.F16, 16, 3, 4), f32(16, 2, 1), 2),     // mat-vec
