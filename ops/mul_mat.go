@@ -110,6 +110,12 @@ func vec8(t *tensor.Tensor) bool {
 	return vectorRows(t)
 }
 
+// matVec8Reads reports whether the vectorised mat-vec takes weights a by columns b: a read
+// eight elements at a time, and b too unless a is quantized (b then by its strides).
+func matVec8Reads(a, b *tensor.Tensor) bool {
+	return vec8(a) && (quantized(a.Type) || vectorRows(b))
+}
+
 func init() {
 	describeFamily("MUL_MAT", "F32, F16, BF16, "+quantNames()+" x F32",
 		"batched, src0 broadcast over dims 2, 3; any strides (quantized src0: rows of whole blocks)")
@@ -183,7 +189,7 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	if ds, ok := lowerMatVecQ4(t, p, l); ok {
 		return ds, nil
 	}
-	if p.N <= matVecMaxCols && vec8(a) && (q || vectorRows(b)) {
+	if p.N <= matVecMaxCols && matVec8Reads(a, b) {
 		return []Dispatch{matVec8(p, operands, tensors, secondNone, vectorRows(b), l)}, nil
 	}
 	if p.N <= matVecMaxCols {
@@ -222,7 +228,7 @@ func lowerMulMatOp(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 func lowerMatVecSplit(t *tensor.Tensor, l *Limits) ([]Dispatch, bool) {
 	a, b := t.Src[0], t.Src[1]
 	n := t.Ne[1]
-	if n <= matVecMaxCols || n > matVecSplitMaxCols || !vec8(a) || !(quantized(a.Type) || vectorRows(b)) {
+	if n <= matVecMaxCols || n > matVecSplitMaxCols || !matVec8Reads(a, b) {
 		return nil, false
 	}
 	var ds []Dispatch

@@ -102,8 +102,7 @@ func lowerMulMatID(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	}
 	operands := []wgslOperand{in("src0", a), in("src1", b), in("ids", ids), out("dst", t)}
 	tensors := []*tensor.Tensor{a, b, ids, t}
-	q := quantized(a.Type)
-	if b.Ne[2] <= mulMatIDMaxTokens && vec8(a) && (q || vectorRows(b)) {
+	if b.Ne[2] <= mulMatIDMaxTokens && matVec8Reads(a, b) {
 		v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: 1, ids: true, vec1: vectorRows(b), units: unitRows(a, l)}
 		s, grid := v.spec(p, operands, l)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
