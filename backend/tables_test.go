@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ggml-wgpu/ggml-wgpu/exec"
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
@@ -40,7 +39,7 @@ func TestBindTables(t *testing.T) {
 	_, again := d.bindTables(iq, make([]gpu.Binding, 3))
 	require.Same(t, tb.Buffer, again[3].Buffer, "one buffer per device")
 
-	most := min(int(d.gpu.Limits.MaxStorageBuffersPerShaderStage), exec.MaxBindings)
+	most := storageBindings(d.gpu)
 	spec, got = d.bindTables(iq, make([]gpu.Binding, most))
 	require.False(t, spec.Tables, "no binding left")
 	require.Len(t, got, most)
