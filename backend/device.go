@@ -83,6 +83,15 @@ const (
 	// EnvDequantChunkKB caps, in KiB, the F16 rows of one dequantized weight chunk
 	// (ops.Limits.DequantChunkBytes; default 32 MiB).
 	EnvDequantChunkKB = "GGML_WGPU_DEQUANT_CHUNK_KB"
+	// EnvMoEMatVecTokens overrides the most tokens of a MUL_MAT_ID that take the mat-vec
+	// (ops.Limits.MulMatIDMaxTokens), and EnvMoEGrouped=1 keeps more tokens on the grouped
+	// tiled kernel instead of the routed prompt kernel (ops.Limits.MulMatIDGrouped), for
+	// comparisons and tests.
+	EnvMoEMatVecTokens = "GGML_WGPU_MOE_MATVEC_TOKENS"
+	EnvMoEGrouped      = "GGML_WGPU_MOE_GROUPED"
+	// EnvMoECols overrides the routed prompt kernel's columns per workgroup
+	// (ops.Limits.MulMatIDCols: 32, 64 or 128), for comparisons.
+	EnvMoECols = "GGML_WGPU_MOE_COLS"
 	// EnvAblate, a regular expression, makes every dispatch whose node name and kernel
 	// ("ffn_out mul_mat_vec_q4") it matches run one workgroup only: results are wrong, and
 	// the time a model's tokens lose with a kernel at full size is what that kernel costs
@@ -257,6 +266,9 @@ func (d *Device) Limits() ops.Limits {
 		MatMultiOff:       os.Getenv(EnvMatMulti) == "0",
 		DequantPromptOff:  os.Getenv(EnvDequantPrompt) == "0",
 		DequantChunkBytes: uint64(envInt(EnvDequantChunkKB)) << 10,
+		MulMatIDMaxTokens: envInt(EnvMoEMatVecTokens),
+		MulMatIDGrouped:   os.Getenv(EnvMoEGrouped) == "1",
+		MulMatIDCols:      envInt(EnvMoECols),
 		SwarOff:           os.Getenv(EnvSwar) == "0",
 		SwarRows:          envInt(EnvSwarRows),
 		SwarWG:            envInt(EnvSwarWG),

@@ -10,11 +10,13 @@ import (
 
 // Mixture of experts, modelled on test-backend-ops' test_mul_mat_id: n_mats experts of
 // m x k weights, n_used of them per token (distinct per token, as a router picks them),
-// b holding one row per used slot or one row broadcast to all (b=1); up to 64 tokens take
-// the mat-vec kernel, more the grouped tiled one (tokens such that an expert gets more rows
-// than one tile and ids more pairs than one scan step); permuted activations, padded
-// weight views and ids that are a view of a wider tensor. Every weight format, quantized
-// by ggml's quantizer, with MUL_MAT's threshold.
+// b holding one row per used slot or one row broadcast to all (b=1); where the experts
+// average fewer than 7 (slot, token) pairs the mat-vec kernel takes them, else the routed
+// prompt kernel (tokens such that an expert gets more
+// pairs than one column tile, experts with rows of several row tiles, the 128-column
+// tiles) and, past 1024 experts, the grouped tiled one (more pairs than one scan step);
+// permuted activations, padded weight views and ids that are a view of a wider tensor.
+// Every weight format, quantized by ggml's quantizer, with MUL_MAT's threshold.
 
 type mmidSpec struct {
 	ta                 tensor.Type
@@ -40,14 +42,24 @@ func mulMatIDCases() []*Case {
 			mulMatIDCase(mmidSpec{ta: ta, mats: 8, used: 4, m: 16, n: 12, k: 64, permB: true}),
 			mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 16, n: 2, k: 40, viewA: true, view: true}),
 			mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 16, n: 10, k: 40, viewA: true, view: true}),
-			// the same by more tokens than the mat-vec takes: the grouped kernel
+			// the same by more tokens: the routed prompt kernel
 			mulMatIDCase(mmidSpec{ta: ta, mats: 8, used: 4, m: 16, n: 70, k: 64, permB: true}),
 			mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 16, n: 70, k: 40, viewA: true, view: true}),
+			mulMatIDCase(mmidSpec{ta: ta, mats: 32, used: 4, m: 200, n: 100, k: 64}),            // two row tiles, sparse routes
+			mulMatIDCase(mmidSpec{ta: ta, mats: 2, used: 2, bcast: true, m: 20, n: 130, k: 32}), // 128-column tiles
+			// past 1024 experts: the grouped kernel
+			mulMatIDCase(mmidSpec{ta: ta, mats: 1100, used: 2, m: 8, n: 70, k: 32}),
+			mulMatIDCase(mmidSpec{ta: ta, mats: 1100, used: 2, m: 8, n: 70, k: 40, permB: true}),
 		)
 	}
-	// the grouped kernel (more than ops' mulMatIDMaxTokens tokens) on quantized experts
-	for _, ta := range []tensor.Type{tensor.Q4_K, tensor.Q8_0, tensor.MXFP4} {
-		cs = append(cs, mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 17, n: 80, k: 256}))
+	// the routed prompt kernel on quantized experts, and the grouped one past 1024 experts
+	for _, ta := range []tensor.Type{tensor.Q4_K, tensor.Q8_0, tensor.MXFP4, tensor.Q6_K, tensor.Q4_0} {
+		cs = append(cs, mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 17, n: 80, k: 256}),
+			mulMatIDCase(mmidSpec{ta: ta, mats: 16, used: 4, m: 150, n: 96, k: 256, permB: true}))
+	}
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K} {
+		k := int64(ta.BlockElems())
+		cs = append(cs, mulMatIDCase(mmidSpec{ta: ta, mats: 1100, used: 2, m: 8, n: 70, k: k}))
 	}
 	for _, ta := range quantTypes {
 		k := max(int64(64), int64(ta.BlockElems())) // whole blocks

@@ -293,10 +293,12 @@ func PerfCases() []*PerfCase {
 	cs = append(cs, perfMulMatNormal(tensor.F16, 2048, 8192, 442, false), perfMulMatNormal(tensor.F16, 2048, 8192, 442, true))
 	// Mixture of experts: a 30B-A3B-like model's expert products (128 experts of 768 x 2048,
 	// 8 used) in Q4_K and a gpt-oss-20b-like one's (32 of 2880 x 2880, 4 used) in MXFP4,
-	// decode (the mat-vec up to mulMatIDMaxTokens) to short prompts (the grouped kernel).
-	for _, n := range []int64{4, 8, 16, 32, 64, 128} {
+	// decode (the mat-vec) to prompts (the routed prompt kernel),
+	// and the 30B-A3B-like down product (2048 x 768) by a prompt.
+	for _, n := range []int64{4, 8, 16, 32, 64, 128, 256, 512} {
 		cs = append(cs, perfMulMatID(tensor.Q4_K, 128, 8, 2048, 768, n), perfMulMatID(tensor.MXFP4, 32, 4, 2880, 2880, n))
 	}
+	cs = append(cs, perfMulMatID(tensor.Q4_K, 128, 8, 768, 2048, 512))
 	cs = append(cs, perfFlashAttnCases()...)
 	cs = append(cs, perfChainCases()...)
 	cs = append(cs, perfFFNGateCases()...)

@@ -133,20 +133,27 @@ func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperan
 	return bigDispatches(p, splits, defs, operands, tensors, 0, l), true
 }
 
+// bigDefs returns the prompt kernel's defines for tn dst columns a workgroup, with loads
+// defs (tiledLoads) of operands. F16 words read eight elements at a time are turned into
+// floats when staged (RAW_A), after the products of the slice before, not as they are
+// loaded.
+func bigDefs(tn uint32, defs map[string]string, operands []wgslOperand) map[string]string {
+	kdefs := map[string]string{"RAW_A": flag(defs["VEC_A"] == "1" && operands[0].Type == wgsl.F16),
+		"TN": fmt.Sprint(tn), "NARROW": flag(tn == matBigNarrow), "SLIM": flag(tn == idSlim), "SLICEB": fmt.Sprint(2 * tn),
+		"TBV": fmt.Sprint(4 * tn), "ACC": fmt.Sprint(8 * tn / 64)}
+	for k, d := range defs {
+		kdefs[k] = d
+	}
+	return kdefs
+}
+
 // bigDispatches returns the dispatches of the prompt kernel over K in splits parts: the
 // kernel alone (splits 1), or the kernel storing partial sums to scratch memory at byte
 // offset partAt and mul_mat_big_reduce adding them into dst.
 func bigDispatches(p mulMatParams, splits uint32, defs map[string]string, operands []wgslOperand, tensors []*tensor.Tensor, partAt uint64, l *Limits) []Dispatch {
 	tn := bigCols(p.N)
 	grid := [3]uint32{(p.M + matBigTile - 1) / matBigTile, (p.N + tn - 1) / tn, p.Batches}
-	// F16 words read eight elements at a time are turned into floats when staged (RAW_A),
-	// after the products of the slice before, not as they are loaded.
-	kdefs := map[string]string{"RAW_A": flag(defs["VEC_A"] == "1" && operands[0].Type == wgsl.F16),
-		"TN": fmt.Sprint(tn), "NARROW": flag(tn == matBigNarrow), "SLICEB": fmt.Sprint(2 * tn),
-		"TBV": fmt.Sprint(4 * tn), "ACC": fmt.Sprint(8 * tn / 64)}
-	for k, d := range defs {
-		kdefs[k] = d
-	}
+	kdefs := bigDefs(tn, defs, operands)
 	if splits == 1 {
 		s := spec("mul_mat_big", 256, p, kdefs, operands...)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}

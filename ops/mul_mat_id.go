@@ -1,7 +1,10 @@
 package ops
 
 import (
+	"fmt"
+
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
 
 // MUL_MAT_ID (ggml_mul_mat_id, mixture of experts): dst[i, s, t] = sum_k as[k, i, e] *
@@ -10,14 +13,19 @@ import (
 // token, or 1 when every expert sees the same row), ids (I32) the experts chosen for slot
 // s of token t.
 //
-// Up to mulMatIDMaxTokens tokens (decode, short prompts) take the vectorised mat-vec
-// kernel of MUL_MAT, one workgroup per row block of one (slot, token) reading that pair's
-// expert. More tokens take the grouped
-// tiled kernel (mul_mat_id.wgsl): a workgroup owns one 64-row tile of one expert's matrix;
-// it scans ids and gathers, in workgroup memory, the (slot, token) pairs routed to its
-// expert, 64 at a time, and multiplies each such group of rows as one tile of MUL_MAT's
-// tiled kernel. So each expert's weights are read once per 64 routed rows and no scratch
-// memory is needed; experts nobody chose cost one scan of ids.
+// Three kernels take it:
+//   - the vectorised mat-vec kernel of MUL_MAT, one workgroup per row block of one (slot,
+//     token) pair reading that pair's expert, where the experts average fewer than
+//     idMatVecPairs pairs (decode, short prompts; idRouted);
+//   - the routed prompt kernel for more (lowerMulMatIDBig): the pairs sorted by expert
+//     into scratch memory (mul_mat_id_map.wgsl), then the prompt kernel's K loop over each
+//     expert's column tiles of them (mul_mat_id_big.wgsl);
+//   - where the routed kernel does not apply (more than idMaxExperts experts, too little
+//     workgroup memory), the mat-vec up to idGroupedMinTokens tokens and past them the
+//     grouped tiled kernel (mul_mat_id.wgsl): a workgroup owns one 64-row tile of one
+//     expert's matrix; it scans ids and gathers, in workgroup memory, the pairs routed to
+//     its expert, 64 at a time, and multiplies each such group as one tile of MUL_MAT's
+//     64 x 64 kernel.
 
 type mulMatIDParams struct {
 	A, B, D, I       [4]uint32 // as, b, dst, ids strides (B, D: see lowerMulMatID)
@@ -25,33 +33,46 @@ type mulMatIDParams struct {
 	Ne2              uint32    // slots (experts used per token)
 	Ne11             uint32    // rows of b per token (1: broadcast)
 	Experts          uint32
+	// Tiles bounds the column tiles of the routed prompt kernel (mul_mat_id_big.wgsl): the
+	// workgroups of its grid's y dimension (0 for the other kernels). See idTiles.
+	Tiles uint32
 }
 
-// mulMatIDMaxTokens is the largest token count that takes the mat-vec kernel. The grouped
-// kernel, on the 64 x 64 tiled kernel's K loop, is slow enough that a mat-vec per (slot,
-// token) pair, each reading its expert's matrix, wins up to here: on an H100, 128 experts
-// of 768 x 2048 Q4_K, 8 used, by 8, 16, 32, 64 tokens 895, 1745, 1758, 1777 µs grouped
-// against 64.5, 118, 237, 467 (ggml-vulkan 62.9, 237, 241, 242); 32 of 2880 x 2880 MXFP4, 4
-// used, 2046, 2074, 2086, 2110 against 184, 362, 686, 1365 (132, 541, 547, 545). At 128
-// tokens Q4_K still gained (1793 -> 920) but MXFP4 lost (2129 -> 2690).
-const mulMatIDMaxTokens = 64
+// idMatVecPairs: where the experts average fewer (slot, token) pairs than this, the
+// mat-vec kernel takes the product, else the routed prompt kernel. The mat-vec's time
+// grows with the pairs, each reading its expert's matrix; the routed kernel's with the
+// column tiles, at least one per expert chosen. On an H100 (µs; the routed kernel at 32
+// columns a tile, its narrowest; ggml-vulkan in brackets), 128 experts of 768 x 2048 Q4_K,
+// 8 used, by 64, 128, 256 tokens: mat-vec 468, ~930 (920 in an earlier start), ~1860,
+// routed 1264, 1271, 1286 (302, 325, 270); 32 of 2880 x 2880 MXFP4, 4 used, by 32, 64,
+// 128: mat-vec 687, 1368, ~2690, routed ~870, 870, 875 (548, 546, 550). So the crossing
+// lies near 11 pairs an expert for the one, 5 for the other.
+const idMatVecPairs = 7
+
+// idGroupedMinTokens: where the routed kernel does not apply, products of more tokens than
+// this take the grouped kernel, fewer the mat-vec. On an H100 the grouped kernel took
+// ~1.8 ms (Q4_K, above) and ~2.1 ms (MXFP4) whatever the tokens from 8 to 512.
+const idGroupedMinTokens = 64
 
 func init() {
 	describeFamily("MUL_MAT_ID", "F32, F16, "+quantNames()+" x F32; I32 ids",
-		"mixture of experts: mat-vec for up to 64 tokens, else rows grouped per expert in a tiled kernel; any strides (quantized experts: rows of whole blocks)")
+		"mixture of experts: mat-vec where the experts average fewer than 7 (slot, token) pairs, else the pairs sorted by expert and the prompt kernel over each expert's (a grouped tiled kernel past 1024 experts); any strides (quantized experts: rows of whole blocks)")
 	register(tensor.OpMulMatID, family{supports: supportsMulMatID, lower: lowerMulMatID, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{
 			mulMatIDNode(contiguous(tensor.F16, 16, 3, 4), f32(16, 2, 1), 2),     // mat-vec
-			mulMatIDNode(contiguous(tensor.F16, 16, 3, 4), f32(16, 1, 9), 2),     // tiled, broadcast b
-			mulMatIDNode(f32(5, 3, 4), f32(5, 2, 9), 2),                          // tiled, element loads
+			mulMatIDNode(contiguous(tensor.F16, 16, 3, 4), f32(16, 1, 70), 2),    // routed (SLIM), broadcast b
+			mulMatIDNode(contiguous(tensor.F16, 16, 3, 2), f32(16, 2, 70), 2),    // routed, 64-column tiles
+			mulMatIDNode(f32(5, 3, 4), f32(5, 2, 70), 2),                         // routed, element loads
+			mulMatIDNode(contiguous(tensor.F16, 16, 3, 2), f32(16, 1, 300), 1),   // routed, 128-column tiles
 			mulMatIDNode(f32(5, 3, 4), f32(5, 2, 2), 2),                          // rows not vectors: tiled
+			mulMatIDNode(contiguous(tensor.F16, 16, 3, 1100), f32(16, 2, 70), 2), // too many experts: grouped
 			mulMatIDNode(contiguous(tensor.Q4_0, 64, 3, 4), padded(64, 2, 1), 2), // mat-vec, src1 strided
 		}
 		for _, q := range quantTypes {
 			k := int64(max(64, unitElems(q))) // whole units: the mat-vec kernel's unit reads
 			ex = append(ex,
 				mulMatIDNode(contiguous(q, k, 3, 4), f32(k, 2, 1), 2),
-				mulMatIDNode(contiguous(q, k, 3, 4), f32(k, 2, 9), 2))
+				mulMatIDNode(contiguous(q, k, 3, 4), f32(k, 2, 70), 2))
 		}
 		return ex
 	}})
@@ -102,7 +123,13 @@ func lowerMulMatID(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	}
 	operands := []wgslOperand{in("src0", a), in("src1", b), in("ids", ids), out("dst", t)}
 	tensors := []*tensor.Tensor{a, b, ids, t}
-	if b.Ne[2] <= mulMatIDMaxTokens && matVec8Reads(a, b) {
+	mv := matVec8Reads(a, b)
+	if !mv || idRouted(p, l) {
+		if ds, ok := lowerMulMatIDBig(t, p, l); ok {
+			return ds, nil
+		}
+	}
+	if mv && (!idRouted(p, l) || b.Ne[2] <= idGroupedMinTokens) {
 		v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: 1, ids: true, vec1: vectorRows(b), units: unitRows(a, l)}
 		s, grid := v.spec(p, operands, l)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
@@ -111,4 +138,81 @@ func lowerMulMatID(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	s := spec("mul_mat_id", 256, p, defs, operands...)
 	grid := [3]uint32{(p.M + matTile - 1) / matTile, p.Experts, 1}
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
+}
+
+// idRouted reports whether the product p takes the routed prompt kernel rather than the
+// mat-vec: its experts average idMatVecPairs pairs or more, or, with
+// Limits.MulMatIDMaxTokens, it has more tokens than that.
+func idRouted(p mulMatIDParams, l *Limits) bool {
+	if l.MulMatIDMaxTokens > 0 {
+		return p.Batches/p.Ne2 > uint32(l.MulMatIDMaxTokens)
+	}
+	return p.Batches >= idMatVecPairs*p.Experts
+}
+
+// idSlim is the routed prompt kernel's narrowest column tile (its SLIM form: 4 x 4 sums
+// an invocation).
+const idSlim = 32
+
+// idSlimMaxPairs: experts averaging fewer (slot, token) pairs take the routed prompt
+// kernel's SLIM form, more its 64-column one, 128 pairs and more its 128-column one.
+const idSlimMaxPairs = 48
+
+// idMaxExperts is the most experts the routed prompt kernel takes: the counts that
+// mul_mat_id_map.wgsl keeps in workgroup memory (its MAXE).
+const idMaxExperts = 1024
+
+// idTiles returns the most column tiles of tn pairs the routed prompt kernel can need for
+// pairs (slot, token) pairs over experts: every expert's pairs fill whole tiles but its
+// last one.
+func idTiles(pairs, experts, tn uint32) uint32 {
+	return (pairs+tn-1)/tn + min(experts, pairs)
+}
+
+// lowerMulMatIDBig lowers MUL_MAT_ID t (params p) for prompts as the routed prompt kernel:
+// mul_mat_id_map.wgsl sorts the (slot, token) pairs by expert into scratch memory and cuts
+// them into column tiles, then mul_mat_id_big.wgsl runs the prompt kernel's K loop on each
+// expert's tiles (128 rows by 64 columns a workgroup, by 128 where the experts average 128
+// pairs or more), reading quantized weights directly. ok is false where it does not apply:
+// more than idMaxExperts experts, workgroup memory too small for the slice buffers and the
+// format's tables, a grid beyond the device's, Limits.MulMatIDGrouped.
+func lowerMulMatIDBig(t *tensor.Tensor, p mulMatIDParams, l *Limits) ([]Dispatch, bool) {
+	a, b, ids := t.Src[0], t.Src[1], t.Src[2]
+	if l.MulMatIDGrouped || p.Experts > idMaxExperts {
+		return nil, false
+	}
+	limit := l.MaxWorkgroupStorage
+	if limit <= 0 {
+		limit = 16384
+	}
+	if matBigStorage+wgsl.WorkgroupTableBytes(mustFormat(a)) > limit {
+		return nil, false
+	}
+	tn := uint32(idSlim)
+	switch {
+	case p.Batches >= matBigTile*p.Experts:
+		tn = matBigTile
+	case p.Batches >= idSlimMaxPairs*p.Experts:
+		tn = matBigNarrow
+	}
+	if c := l.MulMatIDCols; c == idSlim || c == matBigNarrow || c == matBigTile {
+		tn = uint32(c)
+	}
+	p.Tiles = idTiles(p.Batches, p.Experts, tn)
+	groups := l.MaxGroupsPerDim
+	if groups == 0 {
+		groups = 65535
+	}
+	if (p.M+matBigTile-1)/matBigTile > groups || p.Tiles > groups {
+		return nil, false
+	}
+	route := scratchAt(tensor.I32, 0, int64(2*p.Tiles+p.Batches))
+	sort := spec("mul_mat_id_map", 256, p, map[string]string{"TN": fmt.Sprint(tn)}, in("ids", ids), out("route", route))
+	operands := []wgslOperand{in("src0", a), in("src1", b), in("route", route), out("dst", t)}
+	defs := bigDefs(tn, tiledLoads(a, b, operands), operands)
+	s := spec("mul_mat_id_big", 256, p, defs, operands...)
+	return []Dispatch{
+		{Spec: sort, Tensors: []*tensor.Tensor{ids, route}, Params: p, Grid: [3]uint32{1, 1, 1}},
+		{Spec: s, Tensors: []*tensor.Tensor{a, b, route, t}, Params: p, Grid: [3]uint32{(p.M + matBigTile - 1) / matBigTile, p.Tiles, 1}},
+	}, true
 }

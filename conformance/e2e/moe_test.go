@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,6 +43,11 @@ func TestMoELlamaLogits(t *testing.T) {
 			// CLAMP and SUM_ROWS of the weights): a refused node would add splits.
 			require.Regexp(t, `graph: nodes = \d+, splits = 2,`, log, "the MoE graph must run on WGPU0")
 			t.Logf("%s MoE llama (embd 256, 2 layers, 8 experts, 2 used), 32000 logits: NMSE %.3g (threshold 2e-3), %.2f MiB of weights on WGPU0", typ, nmse, mib)
+			// A prompt of ~60 tokens: its experts average more than 7 (slot, token) pairs, so
+			// MUL_MAT_ID takes the routed prompt kernel (the short prompt's the mat-vec).
+			long := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 6)
+			nmse, _ = compareLogits(t, root, exe, libDir, model, 32000, "offloaded 3/3 layers to GPU", "-p", long)
+			t.Logf("%s MoE llama, a prompt of ~60 tokens: NMSE %.3g", typ, nmse)
 		})
 	}
 }

@@ -19,12 +19,7 @@
 //   - SPLITK: workgroup z is batch * SPLITS + split; the split sums its KPER-wide part of
 //     K (a multiple of TK) and stores the partial block to `part` ([M, N, batches,
 //     SPLITS]); mul_mat_big_reduce adds the splits into dst.
-const TK = 8u;
-const TN = {{TN}}u; // dst columns of a workgroup: 128, or 64 (NARROW)
-const SLICE = 256u; // vec4s of one slice of src0: TK x 128 floats
-const SLICEB = {{SLICEB}}u; // vec4s of one slice of src1: TK x TN floats
-var<workgroup> ta: array<vec4<f32>, 512>; // two slices
-var<workgroup> tb: array<vec4<f32>, {{TBV}}>;
+#include mul_mat_big_tiles
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -53,52 +48,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let lr = lid % 128u;
   let a_row = a_base + min(row0 + lr, p.M - 1u) * p.A.y;
   let b_row = b_base + min(col0 + lr, p.N - 1u) * p.B.y;
-  var w = mat2x4<f32>();
-#if RAW_A
-  var wr = vec4<u32>(); // src0's raw F16 words, turned into floats when staged
-#endif
-  var acc: array<vec4<f32>, {{ACC}}>; // acc[(TN / 64) q + h]: row q (0..7), columns 64 h + 4 ty ..
-  {
-    let kf = kbeg;
-#include mul_mat_big_fetch
-  }
-  {
-    let off = 0u;
-#include mul_mat_big_stage
-  }
-  workgroupBarrier();
-  // Two slices per iteration: the even one in buffer 0, the odd one in buffer 1.
-  for (var s = 0u; s < ns; s = s + 2u) {
-    if (s + 1u < ns) {
-      let kf = kbeg + (s + 1u) * TK;
-#include mul_mat_big_fetch
-    }
-    {
-      let off = 0u;
-#include mul_mat_big_fma
-    }
-    if (s + 1u >= ns) {
-      break;
-    }
-    {
-      let off = SLICE;
-#include mul_mat_big_stage
-    }
-    workgroupBarrier();
-    if (s + 2u < ns) {
-      let kf = kbeg + (s + 2u) * TK;
-#include mul_mat_big_fetch
-    }
-    {
-      let off = SLICE;
-#include mul_mat_big_fma
-    }
-    if (s + 2u < ns) {
-      let off = 0u;
-#include mul_mat_big_stage
-    }
-    workgroupBarrier();
-  }
+#include mul_mat_big_loop
   // acc[(TN / 64) q + h] holds row 64 (q / 4) + 4 tx + q % 4 at columns 64 h + 4 ty .. + 3.
   for (var q = 0u; q < 8u; q = q + 1u) {
     let i = row0 + 64u * (q / 4u) + 4u * tx + q % 4u;
