@@ -11,8 +11,8 @@ import (
 // Mixture of experts, modelled on test-backend-ops' test_mul_mat_id: n_mats experts of
 // m x k weights, n_used of them per token (distinct per token, as a router picks them),
 // b holding one row per used slot or one row broadcast to all (b=1); where the experts
-// average fewer than 3 (slot, token) pairs the mat-vec kernel takes them, fewer than 24
-// the routed mat-vec, else the routed prompt kernel (tokens such that an expert gets more
+// average fewer than 4 (slot, token) pairs the mat-vec kernel takes them, else the routed
+// prompt kernel (tokens such that an expert gets more
 // pairs than one column tile, experts with rows of several row tiles, the 128-column
 // tiles) and, past 1024 experts, the grouped tiled one (more pairs than one scan step);
 // permuted activations, padded weight views and ids that are a view of a wider tensor.
@@ -69,7 +69,7 @@ func mulMatIDCases() []*Case {
 		cs = append(cs,
 			mulMatIDCase(mmidSpec{ta: ta, mats: 8, used: 2, bcast: true, m: 17, n: 3, k: 2 * k}),
 			mulMatIDCase(mmidSpec{ta: ta, mats: 8, used: 2, bcast: true, m: 17, n: 16, k: 2 * k}),
-			mulMatIDCase(mmidSpec{ta: ta, mats: 16, used: 2, m: 33, n: 80, k: k}), // the routed mat-vec
+			mulMatIDCase(mmidSpec{ta: ta, mats: 16, used: 2, m: 33, n: 80, k: k}), // sparse routes
 			mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 16, n: 1, k: k, viewA: true, permB: true}),
 			mulMatIDCase(mmidSpec{ta: ta, mats: 4, used: 2, m: 16, n: 7, k: k, viewA: true, permB: true}),
 		)

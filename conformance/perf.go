@@ -299,6 +299,11 @@ func PerfCases() []*PerfCase {
 		cs = append(cs, perfMulMatID(tensor.Q4_K, 128, 8, 2048, 768, n), perfMulMatID(tensor.MXFP4, 32, 4, 2880, 2880, n))
 	}
 	cs = append(cs, perfMulMatID(tensor.Q4_K, 128, 8, 768, 2048, 512))
+	// the same with every token routed within a pool of a few experts (2 x used), as a
+	// model with random weights routes its tokens
+	for _, n := range []int64{128, 512} {
+		cs = append(cs, perfMulMatIDPool(tensor.Q4_K, 128, 8, 2048, 768, n, 16), perfMulMatIDPool(tensor.MXFP4, 32, 4, 2880, 2880, n, 8))
+	}
 	cs = append(cs, perfFlashAttnCases()...)
 	cs = append(cs, perfChainCases()...)
 	cs = append(cs, perfFFNGateCases()...)
@@ -321,6 +326,20 @@ func perfMulMatID(ta tensor.Type, experts, used, k, m, n int64) *PerfCase {
 			as := b.New("as", ta, k, m, experts)
 			x := b.New("b", f32, k, used, n)
 			ids := b.Index("ids", tensor.I32, experts, used, n)
+			return func() ggml.Tensor { return b.L.MulMatID(b.Ctx, as, x, ids) }
+		},
+	}
+}
+
+// perfMulMatIDPool is perfMulMatID with ids drawn from the first pool experts only.
+func perfMulMatIDPool(ta tensor.Type, experts, used, k, m, n, pool int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("MUL_MAT_ID(type_a=%s,type_b=f32,n_mats=%d,n_used=%d,m=%d,n=%d,k=%d,pool=%d)", ta, experts, used, m, n, k, pool),
+		Op:   "MUL_MAT_ID",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			as := b.New("as", ta, k, m, experts)
+			x := b.New("b", f32, k, used, n)
+			ids := b.Index("ids", tensor.I32, pool, used, n)
 			return func() ggml.Tensor { return b.L.MulMatID(b.Ctx, as, x, ids) }
 		},
 	}

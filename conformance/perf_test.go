@@ -89,17 +89,18 @@ func TestPerfCases(t *testing.T) {
 	// 6 more decode shapes in 3, 4 shapes x n = 2, 4 in 2, and one in the 5 formats with
 	// single-bit fields, and one in the 6 other formats with lookup tables. 6 square
 	// mat-vec chains. 3 short-prompt sizes in 3 formats. MUL_MAT_ID (the filter matches it
-	// too): 8 token counts in 2 formats, and a down product.
-	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+60+14+6+2+56+18+16+5+6+6+9+17)
+	// too): 8 token counts in 2 formats, a down product, 2 counts in 2 formats routed within
+	// a pool of experts.
+	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+60+14+6+2+56+18+16+5+6+6+9+21)
 	require.Len(t, FilterPerf(cs, "n=512,k=4096"), 2+6)
 	require.Len(t, FilterPerf(cs, "weights=cold"), 56+18+16+5+11+6+6)
 	require.Len(t, FilterPerf(cs, "type_a=q5_K"), 1)
-	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 15+8+6+8+5+2+3+9)
-	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 30+28+7+16+4+6+9, "alternatives")
+	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 15+8+6+8+5+2+3+11)
+	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 30+28+7+16+4+6+11, "alternatives")
 	// the feed-forward gate: 2 shapes in 4 formats, and Q4_K's 8B shape at n = 2, 4, 8
 	require.Len(t, FilterPerf(cs, "FFN_GATE"), 8+3)
 	require.Len(t, FilterPerf(cs, "m=128256,"), 14)
-	require.Len(t, FilterPerf(cs, "MUL_MAT_ID"), 17)
+	require.Len(t, FilterPerf(cs, "MUL_MAT_ID"), 21)
 	// attention: 4 of the 8B's head, 3 prompts (one of a 1B's head), 3 short decodes
 	require.Len(t, FilterPerf(cs, "FLASH_ATTN_EXT"), 4+3+3)
 	require.Len(t, FilterPerf(cs, "nb=1,"), 2+3)

@@ -287,13 +287,12 @@ func matVec8(p mulMatParams, operands []wgslOperand, tensors []*tensor.Tensor, s
 
 // matVec describes a dispatch of the vectorised mat-vec kernel (mul_mat_vec8.wgsl): the
 // product's rows, row length, batches and src1 columns; second selects its forms with two
-// matrices (the fused gate), ids its MUL_MAT_ID form and routed its form over the
-// MUL_MAT_ID pairs sorted by expert (mul_mat_id_map.wgsl; batches are then tiles), vec1 reads src1
+// matrices (the fused gate), ids its MUL_MAT_ID form, vec1 reads src1
 // eight elements at a time, units reads quantized weights a unit at a time (unitRows).
 type matVec struct {
 	m, k, batches, cols uint32
 	second              matVecSecond
-	ids, routed, vec1   bool
+	ids, vec1           bool
 	units               bool
 }
 
@@ -301,7 +300,7 @@ type matVec struct {
 // elements at a time (the weights always, src1 with vec1).
 func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec, [3]uint32) {
 	for i := range operands {
-		operands[i].Vec = !operands[i].Written && operands[i].Name != "ids" && operands[i].Name != "route" && (v.vec1 || operands[i].Name != "src1")
+		operands[i].Vec = !operands[i].Written && operands[i].Name != "ids" && (v.vec1 || operands[i].Name != "src1")
 	}
 	perRow := int(v.cols)
 	if v.second != secondNone {
@@ -326,7 +325,7 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 	pair := units && v.cols <= matVecPairMaxCols && operands[0].Type.PairDistance() > 0
 	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(v.cols), "VEC1": flag(v.vec1),
 		"SRC0B": flag(v.second != secondNone), "GLU": flag(v.second == secondGLU),
-		"IDS": flag(v.ids), "ROUTED": flag(v.routed), "UNITS": flag(units), "PAIR": flag(pair), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
+		"IDS": flag(v.ids), "UNITS": flag(units), "PAIR": flag(pair), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
 	blocks := (uint64(v.m) + uint64(rows) - 1) / uint64(rows)
 	return spec("mul_mat_vec8", wg, params, defs, operands...), grid1D(blocks*uint64(v.batches), l)
 }

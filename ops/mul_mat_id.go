@@ -13,15 +13,14 @@ import (
 // token, or 1 when every expert sees the same row), ids (I32) the experts chosen for slot
 // s of token t.
 //
-// By the (slot, token) pairs an expert averages (pairs / experts):
-//   - below idMatVecPairs (decode, short prompts), the vectorised mat-vec kernel of
-//     MUL_MAT, one workgroup per row block of one pair reading that pair's expert;
-//   - from it, the routed kernels (lowerMulMatIDBig): the pairs sorted by expert into
-//     scratch memory and cut into tiles (mul_mat_id_map.wgsl), then below idVecMaxPairs the
-//     mat-vec kernel over tiles of eight pairs, from it the prompt kernel's K loop over
-//     tiles of 32, 64 or 128 pairs (mul_mat_id_big.wgsl), each tile reading its expert's
-//     weights once;
-//   - where the routed kernels do not apply (more than idMaxExperts experts, too little
+// Three kernels take it:
+//   - the vectorised mat-vec kernel of MUL_MAT, one workgroup per row block of one (slot,
+//     token) pair reading that pair's expert, where the experts average fewer than
+//     idMatVecPairs pairs (decode, short prompts; idRouted);
+//   - the routed prompt kernel for more (lowerMulMatIDBig): the pairs sorted by expert
+//     into scratch memory (mul_mat_id_map.wgsl), then the prompt kernel's K loop over each
+//     expert's column tiles of them (mul_mat_id_big.wgsl);
+//   - where the routed kernel does not apply (more than idMaxExperts experts, too little
 //     workgroup memory), the mat-vec up to idGroupedMinTokens tokens and past them the
 //     grouped tiled kernel (mul_mat_id.wgsl): a workgroup owns one 64-row tile of one
 //     expert's matrix; it scans ids and gathers, in workgroup memory, the pairs routed to
@@ -40,14 +39,19 @@ type mulMatIDParams struct {
 }
 
 // idMatVecPairs: where the experts average fewer (slot, token) pairs than this, the
-// mat-vec kernel takes the product, each pair reading its expert's matrix; else the routed
-// kernels (lowerMulMatIDBig), whose time grows with the tiles of pairs, at least one per
-// expert chosen. On an H100 (µs; ggml-vulkan in brackets), 128 experts of 768 x 2048
-// Q4_K, 8 used, by 16, 32, 64, 128 tokens (1, 2, 4, 8 pairs an expert): the mat-vec 121,
-// 247, 469, 931, the routed mat-vec 301, 305, 307, 319 (237, 237, 302, 325); 32 experts of
-// 2880 x 2880 MXFP4, 4 used, by 16, 32, 64 tokens (2, 4, 8): the mat-vec 377, 698, 1368,
-// the routed mat-vec 398, 401, 409 (541, 548, 546).
-const idMatVecPairs = 3
+// mat-vec kernel takes the product, else the routed prompt kernel. The mat-vec's time
+// grows with the pairs, each reading its expert's matrix; the routed kernel's with the
+// column tiles, at least one per expert chosen. On an H100 (µs; the routed kernel at 32
+// columns a tile; ggml-vulkan in brackets), 128 experts of 768 x 2048 Q4_K, 8 used, by 32,
+// 64, 128, 256 tokens (2, 4, 8, 16 pairs an expert): mat-vec 247, 468, 931, 1,794, routed
+// 1,263, 1,264, 1,271, 1,286 (250, 302, 325, 270); 32 of 2880 x 2880 MXFP4, 4 used, by
+// 32, 64, 128 tokens (4, 8, 16): mat-vec 687, 1,368, 2,697, routed ~870, 870, 875 (548,
+// 546, 550). Alone these cross near 11 pairs an expert for the one and 5 for the other;
+// but in generated models (mkmodel --experts) the mat-vec took ~2x its perf cases' time
+// and the routed kernel its own: 4-layer model of 128 experts of 768 x 2048 Q4_K, 8 used,
+// pp128 (8 pairs an expert), t/s: routed 6,315, mat-vec 4,531. Hence 4: the mat-vec up to
+// 63 tokens for that model (64 before the routed kernel), up to 31 for the MXFP4 one.
+const idMatVecPairs = 4
 
 // idGroupedMinTokens: where the routed kernel does not apply, products of more tokens than
 // this take the grouped kernel, fewer the mat-vec. On an H100 the grouped kernel took
@@ -56,13 +60,12 @@ const idGroupedMinTokens = 64
 
 func init() {
 	describeFamily("MUL_MAT_ID", "F32, F16, "+quantNames()+" x F32; I32 ids",
-		"mixture of experts: mat-vec where the experts average fewer than 3 (slot, token) pairs, else the pairs sorted by expert and the mat-vec over 8 of them at a time (fewer than 24) or the prompt kernel over each expert's (a grouped tiled kernel past 1024 experts); any strides (quantized experts: rows of whole blocks)")
+		"mixture of experts: mat-vec where the experts average fewer than 4 (slot, token) pairs, else the pairs sorted by expert and the prompt kernel over each expert's (a grouped tiled kernel past 1024 experts); any strides (quantized experts: rows of whole blocks)")
 	register(tensor.OpMulMatID, family{supports: supportsMulMatID, lower: lowerMulMatID, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{
 			mulMatIDNode(contiguous(tensor.F16, 16, 3, 4), f32(16, 2, 1), 2),     // mat-vec
 			mulMatIDNode(contiguous(tensor.F16, 16, 3, 4), f32(16, 1, 70), 2),    // routed (SLIM), broadcast b
 			mulMatIDNode(contiguous(tensor.F16, 16, 3, 2), f32(16, 2, 70), 2),    // routed, 64-column tiles
-			mulMatIDNode(contiguous(tensor.F16, 16, 3, 16), f32(16, 1, 80), 2),   // routed mat-vec
 			mulMatIDNode(f32(5, 3, 4), f32(5, 2, 70), 2),                         // routed, element loads
 			mulMatIDNode(contiguous(tensor.F16, 16, 3, 2), f32(16, 1, 300), 1),   // routed, 128-column tiles
 			mulMatIDNode(f32(5, 3, 4), f32(5, 2, 2), 2),                          // rows not vectors: tiled
@@ -73,8 +76,7 @@ func init() {
 			k := int64(max(64, unitElems(q))) // whole units: the mat-vec kernel's unit reads
 			ex = append(ex,
 				mulMatIDNode(contiguous(q, k, 3, 4), f32(k, 2, 1), 2),
-				mulMatIDNode(contiguous(q, k, 3, 4), f32(k, 2, 70), 2),
-				mulMatIDNode(contiguous(q, k, 3, 16), f32(k, 2, 80), 2))
+				mulMatIDNode(contiguous(q, k, 3, 4), f32(k, 2, 70), 2))
 		}
 		return ex
 	}})
@@ -142,7 +144,7 @@ func lowerMulMatID(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
 }
 
-// idRouted reports whether the product p takes the routed kernels rather than the
+// idRouted reports whether the product p takes the routed prompt kernel rather than the
 // mat-vec: its experts average idMatVecPairs pairs or more, or, with
 // Limits.MulMatIDMaxTokens, it has more tokens than that.
 func idRouted(p mulMatIDParams, l *Limits) bool {
@@ -156,23 +158,13 @@ func idRouted(p mulMatIDParams, l *Limits) bool {
 // an invocation).
 const idSlim = 32
 
-// idVecMaxPairs: experts averaging fewer (slot, token) pairs (and idMatVecPairs or more)
-// take the routed mat-vec: the vectorised mat-vec kernel over tiles of eight pairs of one
-// expert, reading the expert's weights once for the eight; more take the routed prompt
-// kernel. On an H100 (µs, routed mat-vec against the prompt kernel's 32-column tiles;
-// ggml-vulkan in brackets): at 16 pairs an expert Q4_K (above, 256 tokens) 617 against
-// 1,299 (270), MXFP4 (above, 128 tokens) 781 against 885 (550); at 32, Q4_K (512 tokens)
-// 1,108 against 1,328 (289), but MXFP4 (256 tokens) 1,419 against 902 (555) and Q4_K's
-// down product (128 experts of 2048 x 768, 512 tokens) 1,438 against 704 (292).
-const idVecMaxPairs = 24
-
-// idSlimMaxPairs: experts averaging fewer (slot, token) pairs (and idVecMaxPairs or more)
-// take the routed prompt kernel's SLIM form (32 columns a tile), more its 64-column one,
-// 128 pairs and more its 128-column one. On an H100 (µs, 32 against 64 columns a tile,
-// the routed mat-vec aside): MXFP4 (above) at 32 pairs an expert 898 against 1,312, at 64
-// 1,651 against 1,351; Q4_K at 32 1,318 against 1,637. 128 columns lost where measured,
-// up to 64 pairs an expert (Q4_K at 32 pairs 2,404, MXFP4 at 64 2,104); at 128 and more,
-// where its tiles are full, it is not measured.
+// idSlimMaxPairs: experts averaging fewer (slot, token) pairs take the routed prompt
+// kernel's SLIM form (32 columns a tile), more its 64-column one, 128 pairs and more its
+// 128-column one. On an H100 (µs, 32 against 64 columns a tile): MXFP4 (above) at 32 pairs
+// an expert 898 against 1,312, at 64 1,651 against 1,351; Q4_K at 8 1,271 against 1,580,
+// at 32 1,318 against 1,637. 128 columns lost where measured, up to 64 pairs an expert
+// (Q4_K at 32 pairs 2,404, MXFP4 at 64 2,104); at 128 and more, where its tiles are full,
+// it is not measured.
 const idSlimMaxPairs = 48
 
 // idMaxExperts is the most experts the routed prompt kernel takes: the counts that
@@ -186,14 +178,13 @@ func idTiles(pairs, experts, tn uint32) uint32 {
 	return (pairs+tn-1)/tn + min(experts, pairs)
 }
 
-// lowerMulMatIDBig lowers MUL_MAT_ID t (params p) as the routed kernels:
+// lowerMulMatIDBig lowers MUL_MAT_ID t (params p) for prompts as the routed prompt kernel:
 // mul_mat_id_map.wgsl sorts the (slot, token) pairs by expert into scratch memory and cuts
-// them into tiles of 8, 32, 64 or 128 pairs of one expert (by the pairs an expert
-// averages: idVecMaxPairs, idSlimMaxPairs, 128), then the vectorised mat-vec kernel (8) or
-// mul_mat_id_big.wgsl, the prompt kernel's K loop (128 rows a workgroup, quantized weights
-// read directly), multiplies each tile by its expert's weights. ok is false where they do
-// not apply: more than idMaxExperts experts, workgroup memory too small for the slice
-// buffers and the format's tables, a grid beyond the device's, Limits.MulMatIDGrouped.
+// them into column tiles, then mul_mat_id_big.wgsl runs the prompt kernel's K loop on each
+// expert's tiles (128 rows by 64 columns a workgroup, by 128 where the experts average 128
+// pairs or more), reading quantized weights directly. ok is false where it does not apply:
+// more than idMaxExperts experts, workgroup memory too small for the slice buffers and the
+// format's tables, a grid beyond the device's, Limits.MulMatIDGrouped.
 func lowerMulMatIDBig(t *tensor.Tensor, p mulMatIDParams, l *Limits) ([]Dispatch, bool) {
 	a, b, ids := t.Src[0], t.Src[1], t.Src[2]
 	if l.MulMatIDGrouped || p.Experts > idMaxExperts {
@@ -212,10 +203,8 @@ func lowerMulMatIDBig(t *tensor.Tensor, p mulMatIDParams, l *Limits) ([]Dispatch
 		tn = matBigTile
 	case p.Batches >= idSlimMaxPairs*p.Experts:
 		tn = matBigNarrow
-	case p.Batches < idVecMaxPairs*p.Experts && matVec8Reads(a, b):
-		tn = matVecMaxCols
 	}
-	if c := l.MulMatIDCols; c == matVecMaxCols && matVec8Reads(a, b) || c == idSlim || c == matBigNarrow || c == matBigTile {
+	if c := l.MulMatIDCols; c == idSlim || c == matBigNarrow || c == matBigTile {
 		tn = uint32(c)
 	}
 	p.Tiles = idTiles(p.Batches, p.Experts, tn)
@@ -227,16 +216,12 @@ func lowerMulMatIDBig(t *tensor.Tensor, p mulMatIDParams, l *Limits) ([]Dispatch
 		return nil, false
 	}
 	route := scratchAt(tensor.I32, 0, int64(2*p.Tiles+p.Batches))
-	sort := Dispatch{Spec: spec("mul_mat_id_map", 256, p, map[string]string{"TN": fmt.Sprint(tn)}, in("ids", ids), out("route", route)),
-		Tensors: []*tensor.Tensor{ids, route}, Params: p, Grid: [3]uint32{1, 1, 1}}
+	sort := spec("mul_mat_id_map", 256, p, map[string]string{"TN": fmt.Sprint(tn)}, in("ids", ids), out("route", route))
 	operands := []wgslOperand{in("src0", a), in("src1", b), in("route", route), out("dst", t)}
-	tensors := []*tensor.Tensor{a, b, route, t}
-	if tn == matVecMaxCols {
-		v := matVec{m: p.M, k: p.K, batches: p.Tiles, cols: tn, routed: true, vec1: vectorRows(b), units: unitRows(a, l)}
-		s, grid := v.spec(p, operands, l)
-		return []Dispatch{sort, {Spec: s, Tensors: tensors, Params: p, Grid: grid}}, true
-	}
 	defs := bigDefs(tn, tiledLoads(a, b, operands), operands)
 	s := spec("mul_mat_id_big", 256, p, defs, operands...)
-	return []Dispatch{sort, {Spec: s, Tensors: tensors, Params: p, Grid: [3]uint32{(p.M + matBigTile - 1) / matBigTile, p.Tiles, 1}}}, true
+	return []Dispatch{
+		{Spec: sort, Tensors: []*tensor.Tensor{ids, route}, Params: p, Grid: [3]uint32{1, 1, 1}},
+		{Spec: s, Tensors: []*tensor.Tensor{a, b, route, t}, Params: p, Grid: [3]uint32{(p.M + matBigTile - 1) / matBigTile, p.Tiles, 1}},
+	}, true
 }

@@ -45,9 +45,9 @@ type Limits struct {
 	// DequantChunkBytes caps the F16 rows of one dequantized weight chunk (0: 32 MiB).
 	DequantChunkBytes uint64
 	// MulMatIDMaxTokens makes MUL_MAT_IDs of up to this many tokens take the mat-vec and
-	// more the routed prompt kernel (0: by the pairs per expert, idMatVecPairs), and MulMatIDGrouped keeps more tokens on the
-	// grouped tiled kernel (mul_mat_id.wgsl) instead of the routed prompt kernel, for
-	// comparisons and tests.
+	// more the routed prompt kernel (0: by the pairs per expert, idMatVecPairs), and
+	// MulMatIDGrouped keeps more tokens on the grouped tiled kernel (mul_mat_id.wgsl)
+	// instead of the routed prompt kernel, for comparisons and tests.
 	MulMatIDMaxTokens int
 	MulMatIDGrouped   bool
 	// MulMatIDCols overrides the routed prompt kernel's columns per workgroup (32, 64 or

@@ -16,9 +16,6 @@
 // silu(src0 . src1) * (src0b . src1) (llama's gate, up and SWIGLU in one). (Independent
 // products of one src1, llama's Q, K and V projections, are mul_mat_multi.wgsl.)
 // With IDS (MUL_MAT_ID), the batch is a (slot, token) pair and ids picks its expert's matrix.
-// With ROUTED (MUL_MAT_ID, its pairs sorted by expert in `route` by mul_mat_id_map.wgsl
-// in tiles of NCOLS), the batch is a tile: its expert's matrix times its pairs' columns,
-// each result stored to its pair's dst row.
 const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u;
 const OUTS = {{ROWS}}u * {{NCOLS}}u; // results per workgroup
@@ -37,15 +34,6 @@ const LANES = E;
 #endif
 #endif
 
-#if ROUTED
-var<private> colv: array<u32, NCOLS>; // the tile's pairs' columns in src1
-var<workgroup> tile_word: u32; // route's first word of the tile, read uniformly
-// The first element of column j (v the first column's).
-fn col(v: u32, j: u32) -> u32 { return colv[j]; }
-#else
-fn col(v: u32, j: u32) -> u32 { return v + j * p.B.y; }
-#endif
-
 #if VEC1
 #else
 // Elements i, i + B.x, ..., i + 7 B.x of src1.
@@ -61,9 +49,9 @@ fn src1_strided8(i: u32) -> mat2x4<f32> {
 fn step8(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u32) {
   var x: array<mat2x4<f32>, {{NCOLS}}>;
 #if VEC1
-  for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_get8(col(v, j) + k); }
+  for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_get8(v + j * p.B.y + k); }
 #else
-  for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_strided8(col(v, j) + k * p.B.x); }
+  for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_strided8(v + j * p.B.y + k * p.B.x); }
 #endif
   for (var r = 0u; r < ROWS; r = r + 1u) {
     let row = a + min(i0 + r, p.M - 1u) * p.A.y + k;
@@ -87,16 +75,16 @@ fn stepu(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u3
   let c = k + blk * src0_BLOCK_ELEMS + 8u * s; // the chunk's first element
   var x: array<mat2x4<f32>, {{NCOLS}}>;
 #if VEC1
-  for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_get8(col(v, j) + c); }
+  for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_get8(v + j * p.B.y + c); }
 #else
-  for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_strided8(col(v, j) + c * p.B.x); }
+  for (var j = 0u; j < NCOLS; j = j + 1u) { x[j] = src1_strided8(v + j * p.B.y + c * p.B.x); }
 #endif
 #if PAIR
   var x2: array<mat2x4<f32>, {{NCOLS}}>; // the partner chunk, 8 D elements on
 #if VEC1
-  for (var j = 0u; j < NCOLS; j = j + 1u) { x2[j] = src1_get8(col(v, j) + c + 8u * D); }
+  for (var j = 0u; j < NCOLS; j = j + 1u) { x2[j] = src1_get8(v + j * p.B.y + c + 8u * D); }
 #else
-  for (var j = 0u; j < NCOLS; j = j + 1u) { x2[j] = src1_strided8(col(v, j) + (c + 8u * D) * p.B.x); }
+  for (var j = 0u; j < NCOLS; j = j + 1u) { x2[j] = src1_strided8(v + j * p.B.y + (c + 8u * D) * p.B.x); }
 #endif
 #endif
   for (var r = 0u; r < ROWS; r = r + 1u) {
@@ -136,23 +124,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         @builtin(local_invocation_index) lid: u32) {
   formats_init(lid); // tables of quantized formats
   let g = group_id(wid, nwg);
-#if ROUTED
-  let blocks = (p.M + ROWS - 1u) / ROWS;
-  if (g >= blocks * p.Tiles) { return; }
-  let tile = g / blocks;
-  if (lid == 0u) { tile_word = u32(route_geti(2u * tile)); }
-  let tw = workgroupUniformLoad(&tile_word);
-  let n = tw >> 16u; // the tile's pairs (none: past the last tile)
-  if (n == 0u) { return; }
-  let i0 = (g % blocks) * ROWS;
-  let start = 2u * p.Tiles + u32(route_geti(2u * tile + 1u)); // the first pair's word
-  let a = (tw & 0xffffu) * p.A.z;
-  for (var j = 0u; j < NCOLS; j = j + 1u) {
-    let pj = u32(route_geti(start + min(j, n - 1u))); // the last pair again past n
-    colv[j] = (pj % p.Ne2 % p.Ne11) * p.B.z + (pj / p.Ne2) * p.B.w;
-  }
-  let v = 0u;
-#else
   if (g >= mv_groups()) { return; }
   let w = mv_rows(g);
   let i0 = w.x;
@@ -167,7 +138,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #else
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
   let v = b2 * p.B.z + b3 * p.B.w;
-#endif
 #endif
   var acc: array<f32, {{ACC}}>;
 #if UNITS
@@ -195,16 +165,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if GLU
     y = silu(y) * red[(OUTS + lid) * {{WG}}u];
 #endif
-#if ROUTED
-    if (i < p.M && j < n) {
-      let pj = u32(route_geti(start + j));
-      dst_set((pj % p.Ne2) * p.D.z + (pj / p.Ne2) * p.D.w + i * p.D.x, y);
-    }
-#else
     if (i < p.M) {
       let o = offset4(vec4<u32>(i, j, b2, b3), p.D);
       dst_set(o, y);
     }
-#endif
   }
 }
