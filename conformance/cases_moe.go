@@ -126,10 +126,47 @@ func mulMatIDCase(s mmidSpec) *Case {
 		}}
 }
 
+// moeSumCases are llama's sum over a mixture of experts' slots: the weighted experts
+// [n_embd, slots, tokens] (a MUL by the routing weights), a view of each slot's rows and a
+// chain of ADDs over them, the views all first or each before its ADD (the backend fuses
+// chains of 3 to 10 slots into one dispatch, ops/moe_sum.go); 2 and 12 slots stay ADDs.
+func moeSumCases() []*Case {
+	var cs []*Case
+	for _, c := range []struct {
+		slots, embd, tokens int64
+		first               bool
+	}{{2, 64, 3, true}, {3, 64, 1, true}, {4, 33, 5, false}, {8, 64, 7, true}, {8, 128, 2, false}, {10, 16, 4, false}, {12, 16, 3, true}} {
+		order := "between"
+		if c.first {
+			order = "first"
+		}
+		name := fmt.Sprintf("GRAPH(moe_sum,slots=%d,views=%s,ne=[%d,%d])", c.slots, order, c.embd, c.tokens)
+		cs = append(cs, &Case{Name: name, Op: "GRAPH", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				l, ctx := b.L, b.Ctx
+				experts := l.Mul(ctx, b.New("experts", f32, c.embd, c.slots, c.tokens), b.New("weights", f32, 1, c.slots, c.tokens))
+				views := make([]ggml.Tensor, c.slots)
+				for i := range views {
+					views[i] = l.View2D(ctx, experts, c.embd, c.tokens, experts.Nb()[2], uint64(i)*experts.Nb()[1])
+					if c.first {
+						b.Expand(views[i])
+					}
+				}
+				sum := views[0]
+				for _, v := range views[1:] {
+					sum = l.Add(ctx, sum, v)
+				}
+				return sum
+			}})
+	}
+	return cs
+}
+
 // moeCases are the mixture-of-experts and reduction families, in report order.
 func moeCases() []*Case {
 	var cs []*Case
 	cs = append(cs, mulMatIDCases()...)
+	cs = append(cs, moeSumCases()...)
 	cs = append(cs, addIDCases()...)
 	cs = append(cs, sortCases()...)
 	cs = append(cs, reduceCases()...)

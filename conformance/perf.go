@@ -319,22 +319,18 @@ func FilterPerf(cases []*PerfCase, substr string) []*PerfCase {
 // perfMulMatID: experts weights [k, m, experts] of type ta, used of them per token, times
 // activations [k, used, n] F32 into [m, used, n] F32; ids drawn at random.
 func perfMulMatID(ta tensor.Type, experts, used, k, m, n int64) *PerfCase {
-	return &PerfCase{
-		Name: fmt.Sprintf("MUL_MAT_ID(type_a=%s,type_b=f32,n_mats=%d,n_used=%d,m=%d,n=%d,k=%d)", ta, experts, used, m, n, k),
-		Op:   "MUL_MAT_ID",
-		Build: func(b *PerfBuilder) func() ggml.Tensor {
-			as := b.New("as", ta, k, m, experts)
-			x := b.New("b", f32, k, used, n)
-			ids := b.Index("ids", tensor.I32, experts, used, n)
-			return func() ggml.Tensor { return b.L.MulMatID(b.Ctx, as, x, ids) }
-		},
-	}
+	return perfMulMatIDPool(ta, experts, used, k, m, n, experts)
 }
 
-// perfMulMatIDPool is perfMulMatID with ids drawn from the first pool experts only.
+// perfMulMatIDPool is perfMulMatID with ids drawn from the first pool experts only (named
+// so where pool is not every expert).
 func perfMulMatIDPool(ta tensor.Type, experts, used, k, m, n, pool int64) *PerfCase {
+	name := fmt.Sprintf("MUL_MAT_ID(type_a=%s,type_b=f32,n_mats=%d,n_used=%d,m=%d,n=%d,k=%d", ta, experts, used, m, n, k)
+	if pool != experts {
+		name += fmt.Sprintf(",pool=%d", pool)
+	}
 	return &PerfCase{
-		Name: fmt.Sprintf("MUL_MAT_ID(type_a=%s,type_b=f32,n_mats=%d,n_used=%d,m=%d,n=%d,k=%d,pool=%d)", ta, experts, used, m, n, k, pool),
+		Name: name + ")",
 		Op:   "MUL_MAT_ID",
 		Build: func(b *PerfBuilder) func() ggml.Tensor {
 			as := b.New("as", ta, k, m, experts)

@@ -155,3 +155,17 @@ var fusions = []Fusion{
 	},
 	mulMatMulMatRow,
 }
+
+func init() {
+	// the chains of ADDs over a mixture of experts' slots, longest first, ahead of the
+	// rows no longer than they
+	rows := moeSumRows()
+	var table []Fusion
+	for _, f := range fusions {
+		for len(rows) > 0 && len(rows[0].Ops) >= len(f.Ops) {
+			table, rows = append(table, rows[0]), rows[1:]
+		}
+		table = append(table, f)
+	}
+	fusions = append(table, rows...)
+}

@@ -220,6 +220,9 @@ int main(int argc, char **argv) {
         const float *logits = llama_get_logits_ith(ctx, -1);
         int n_vocab = llama_vocab_n_tokens(vocab);
         for (int i = 0; i < n_vocab; i++) printf("%.9g\n", logits[i]);
+        llama_free(ctx);
+        llama_model_free(model);
+        free(tokens);
         return 0;
     }
 
