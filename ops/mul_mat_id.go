@@ -148,7 +148,7 @@ func lowerMulMatID(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 // mat-vec: its experts average idMatVecPairs pairs or more, or, with
 // Limits.MulMatIDMaxTokens, it has more tokens than that.
 func idRouted(p mulMatIDParams, l *Limits) bool {
-	if l.MulMatIDMaxTokens > 0 {
+	if l.MulMatIDMaxTokens > 0 && p.Ne2 > 0 {
 		return p.Batches/p.Ne2 > uint32(l.MulMatIDMaxTokens)
 	}
 	return p.Batches >= idMatVecPairs*p.Experts
@@ -181,8 +181,8 @@ func idTiles(pairs, experts, tn uint32) uint32 {
 // lowerMulMatIDBig lowers MUL_MAT_ID t (params p) for prompts as the routed prompt kernel:
 // mul_mat_id_map.wgsl sorts the (slot, token) pairs by expert into scratch memory and cuts
 // them into column tiles, then mul_mat_id_big.wgsl runs the prompt kernel's K loop on each
-// expert's tiles (128 rows by 64 columns a workgroup, by 128 where the experts average 128
-// pairs or more), reading quantized weights directly. ok is false where it does not apply:
+// expert's tiles (128 rows by 32, 64 or 128 columns a workgroup, by the pairs an expert
+// averages: idSlimMaxPairs), reading quantized weights directly. ok is false where it does not apply:
 // more than idMaxExperts experts, workgroup memory too small for the slice buffers and the
 // format's tables, a grid beyond the device's, Limits.MulMatIDGrouped.
 func lowerMulMatIDBig(t *tensor.Tensor, p mulMatIDParams, l *Limits) ([]Dispatch, bool) {
