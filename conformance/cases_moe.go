@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
@@ -162,11 +163,43 @@ func moeSumCases() []*Case {
 	return cs
 }
 
+// moeRouterCases are llama's router of a mixture of experts: SOFT_MAX of the logits, their
+// ARGSORT descending, a VIEW of the first k experts, GET_ROWS of their probabilities and,
+// with norm, the weights divided by their sum clamped (SUM_ROWS, CLAMP, DIV), every
+// result compared (the backend fuses the run into one dispatch, ops/moe_router.go).
+func moeRouterCases() []*Case {
+	var cs []*Case
+	for _, c := range []struct {
+		experts, used, tokens int64
+		norm                  bool
+	}{{8, 2, 1, true}, {8, 2, 5, false}, {128, 8, 7, true}, {60, 4, 33, true}, {32, 4, 3, false}, {256, 8, 2, true}} {
+		name := fmt.Sprintf("GRAPH(moe_router,experts=%d,used=%d,tokens=%d,norm=%v)", c.experts, c.used, c.tokens, c.norm)
+		cs = append(cs, &Case{Name: name, Op: "GRAPH", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				l, ctx := b.L, b.Ctx
+				probs := l.SoftMax(ctx, b.New("logits", f32, c.experts, c.tokens))
+				sorted := l.Argsort(ctx, probs, ggml.SortDesc)
+				chosen := l.View2D(ctx, sorted, c.used, c.tokens, sorted.Nb()[1], 0)
+				weights := l.GetRows(ctx, l.Reshape4D(ctx, probs, 1, c.experts, c.tokens, 1), chosen)
+				b.Check(probs)
+				b.Check(sorted)
+				if !c.norm {
+					return weights
+				}
+				b.Check(weights)
+				w := l.Reshape4D(ctx, weights, c.used, c.tokens, 1, 1)
+				return l.Div(ctx, w, l.Clamp(ctx, l.SumRows(ctx, w), 6.103515625e-5, float32(math.Inf(1)), false))
+			}})
+	}
+	return cs
+}
+
 // moeCases are the mixture-of-experts and reduction families, in report order.
 func moeCases() []*Case {
 	var cs []*Case
 	cs = append(cs, mulMatIDCases()...)
 	cs = append(cs, moeSumCases()...)
+	cs = append(cs, moeRouterCases()...)
 	cs = append(cs, addIDCases()...)
 	cs = append(cs, sortCases()...)
 	cs = append(cs, reduceCases()...)

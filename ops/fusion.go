@@ -157,9 +157,10 @@ var fusions = []Fusion{
 }
 
 func init() {
-	// the chains of ADDs over a mixture of experts' slots, longest first, ahead of the
-	// rows no longer than they
-	rows := moeSumRows()
+	// a mixture of experts' router and the chains of ADDs over its slots, longest first,
+	// ahead of the rows no longer than they
+	rows := append([]Fusion{moeRouterRow(true), moeRouterRow(false)}, moeSumRows()...)
+	slices.SortStableFunc(rows, func(a, b Fusion) int { return len(b.Ops) - len(a.Ops) })
 	var table []Fusion
 	for _, f := range fusions {
 		for len(rows) > 0 && len(rows[0].Ops) >= len(f.Ops) {
