@@ -76,12 +76,15 @@ func moeSumChain(n []*tensor.Tensor) (adds []*tensor.Tensor, x *tensor.Tensor) {
 		}
 		views = append(views, adds[j].Src[1])
 	}
+	if slices.Contains(views, nil) {
+		return nil, nil
+	}
 	x = views[0].Src[0]
 	if x == nil || x.Type != tensor.F32 || x.Ne[3] != 1 || x.Ne[1] < int64(len(views)) || x.Loc.Buffer == 0 {
 		return nil, nil
 	}
 	for i, v := range views {
-		if v == nil || v.Op != tensor.OpView || v.Src[0] != x || v.Type != tensor.F32 ||
+		if v.Op != tensor.OpView || v.Src[0] != x || v.Type != tensor.F32 ||
 			v.Ne != [4]int64{x.Ne[0], x.Ne[2], 1, 1} || v.Nb[0] != x.Nb[0] || v.Nb[1] != x.Nb[2] ||
 			v.Loc.Buffer != x.Loc.Buffer || v.Loc.Addr != x.Loc.Addr+uint64(i)*x.Nb[1] {
 			return nil, nil

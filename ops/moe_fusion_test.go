@@ -1,0 +1,55 @@
+package ops
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
+
+// The MoE rows refuse what they cannot compute as the unfused nodes would, and never fail
+// on malformed nodes.
+func TestMoEFusionGuards(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768}
+
+	sum := moeSumRow(4, false)
+	n := moeSumExample(4, false)
+	require.True(t, sum.Applies(n, l))
+	n = moeSumExample(4, false)
+	n[2].Loc = tensor.Loc{Buffer: 1, Addr: 8} // the result over the experts
+	require.False(t, sum.Applies(n, l), "result over the experts")
+	n = moeSumExample(4, false)
+	n[1].Src[1] = f32(6, 3) // not a slot view
+	require.False(t, sum.Applies(n, l), "an added tensor that is no slot view")
+	n = moeSumExample(4, false)
+	n[1].Src[1].Loc.Addr += 4 // a view at another offset
+	require.False(t, sum.Applies(n, l), "a view off its slot")
+	n = moeSumExample(4, false)
+	n[0].Src[0] = nil
+	require.False(t, sum.Applies(n, l), "a missing source")
+
+	for _, norm := range []bool{true, false} {
+		row := moeRouterRow(norm)
+		require.True(t, row.Applies(moeRouterExample(norm), l))
+		n := moeRouterExample(norm)
+		n[2].Params[0] = 0 // ascending
+		require.False(t, row.Applies(n, l), "an ascending sort")
+		n = moeRouterExample(norm)
+		n[0].Src[1] = f32(8, 2) // a mask
+		require.False(t, row.Applies(n, l), "a masked softmax")
+		n = moeRouterExample(norm)
+		n[2].Loc = n[0].Src[0].Loc // the sorted experts over the logits
+		require.False(t, row.Applies(n, l), "a result over the logits")
+		n = moeRouterExample(norm)
+		n[0].Src[0] = nil
+		require.False(t, row.Applies(n, l), "a missing source")
+		n = moeRouterExample(norm)
+		n[4].Src[1] = contiguous(tensor.I32, 3, 2) // experts not from the sort
+		require.False(t, row.Applies(n, l), "gathered by other indices")
+	}
+	row := moeRouterRow(true)
+	n = moeRouterExample(true)
+	n[8].Src[1] = f32(1, 2) // divided by something else than the clamp
+	require.False(t, row.Applies(n, l), "divided by another tensor")
+}
