@@ -8,13 +8,16 @@ const NP = {{NP}}u; // the experts rounded up to a power of two
 var<workgroup> prob: array<f32, {{NP}}>;
 var<workgroup> order: array<u32, {{NP}}>;
 
-// precedes reports whether expert x comes before expert y in the sorted row.
-fn precedes(x: u32, y: u32) -> bool {
+// precedes reports whether expert x comes before expert y in the sorted row (a unused:
+// the row is in prob).
+fn precedes(a: u32, x: u32, y: u32) -> bool {
   if (x >= p.E || y >= p.E) { return x < y; }
   let vx = prob[x];
   let vy = prob[y];
   return vx > vy || (vx == vy && x < y);
 }
+
+#include bitonic
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -37,23 +40,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     order[j] = j;
   }
   workgroupBarrier();
-  for (var k = 2u; k <= NP; k = k * 2u) {
-    for (var s = k / 2u; s > 0u; s = s / 2u) {
-      for (var i = lid; i < NP; i = i + {{WG}}u) {
-        let l = i ^ s;
-        if (l > i) {
-          let x = order[i];
-          let y = order[l];
-          // blocks of k alternate direction; the last merge (k = NP) is ascending
-          if (select(precedes(x, y), precedes(y, x), (i & k) == 0u)) {
-            order[i] = y;
-            order[l] = x;
-          }
-        }
-      }
-      workgroupBarrier();
-    }
-  }
+  bitonic(lid, 0u);
   for (var j = lid; j < p.E; j = j + {{WG}}u) { sorted_seti(t * p.S.y + j * p.S.x, i32(order[j])); }
   if (lid == 0u) {
     var total = 0.0;

@@ -19,6 +19,8 @@ fn precedes(a: u32, x: u32, y: u32) -> bool {
 #endif
 }
 
+#include bitonic
+
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -29,23 +31,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let d = offset4(c, p.D);
   for (var i = lid; i < NP; i = i + {{WG}}u) { order[i] = i; }
   workgroupBarrier();
-  for (var k = 2u; k <= NP; k = k * 2u) {
-    for (var j = k / 2u; j > 0u; j = j / 2u) {
-      for (var i = lid; i < NP; i = i + {{WG}}u) {
-        let l = i ^ j;
-        if (l > i) {
-          let x = order[i];
-          let y = order[l];
-          // blocks of k alternate direction; the last merge (k = NP) is ascending
-          let up = (i & k) == 0u;
-          if (select(precedes(a, x, y), precedes(a, y, x), up)) {
-            order[i] = y;
-            order[l] = x;
-          }
-        }
-      }
-      workgroupBarrier();
-    }
-  }
+  bitonic(lid, a);
   for (var i = lid; i < p.Out; i = i + {{WG}}u) { dst_seti(d + i * p.D.x, i32(order[i])); }
 }
