@@ -128,24 +128,31 @@ func mulMatIDCase(s mmidSpec) *Case {
 }
 
 // moeSumCases are llama's sum over a mixture of experts' slots: the weighted experts
-// [n_embd, slots, tokens] (a MUL by the routing weights), a view of each slot's rows and a
-// chain of ADDs over them, the views all first or each before its ADD (the backend fuses
-// chains of 3 to 10 slots into one dispatch, ops/moe_sum.go); 2 and 12 slots stay ADDs.
+// [n_embd, slots, tokens] (a MUL by the routing weights, its result compared too) or plain
+// ones, a view of each slot's rows and a chain of ADDs over them, the views all first or
+// each before its ADD (the backend fuses chains of 3 to 10 slots into one dispatch, with
+// the MUL where the views follow it, ops/moe_sum.go); 2 slots stay ADDs, 12 fuse their
+// first 10.
 func moeSumCases() []*Case {
 	var cs []*Case
 	for _, c := range []struct {
 		slots, embd, tokens int64
-		first               bool
-	}{{2, 64, 3, true}, {3, 64, 1, true}, {4, 33, 5, false}, {8, 64, 7, true}, {8, 128, 2, false}, {10, 16, 4, false}, {12, 16, 3, true}} {
+		first, weighted     bool
+	}{{2, 64, 3, true, true}, {3, 64, 1, true, true}, {4, 33, 5, false, true}, {8, 64, 7, true, true}, {8, 128, 2, false, true},
+		{10, 16, 4, false, true}, {12, 16, 3, true, true}, {4, 32, 3, true, false}, {6, 16, 2, false, false}} {
 		order := "between"
 		if c.first {
 			order = "first"
 		}
-		name := fmt.Sprintf("GRAPH(moe_sum,slots=%d,views=%s,ne=[%d,%d])", c.slots, order, c.embd, c.tokens)
+		name := fmt.Sprintf("GRAPH(moe_sum,slots=%d,views=%s,weighted=%v,ne=[%d,%d])", c.slots, order, c.weighted, c.embd, c.tokens)
 		cs = append(cs, &Case{Name: name, Op: "GRAPH", Types: "f32", MaxNMSE: DefaultMaxNMSE,
 			Build: func(b *Builder) ggml.Tensor {
 				l, ctx := b.L, b.Ctx
-				experts := l.Mul(ctx, b.New("experts", f32, c.embd, c.slots, c.tokens), b.New("weights", f32, 1, c.slots, c.tokens))
+				experts := b.New("experts", f32, c.embd, c.slots, c.tokens)
+				if c.weighted {
+					experts = l.Mul(ctx, experts, b.New("weights", f32, 1, c.slots, c.tokens))
+					b.Check(experts)
+				}
 				views := make([]ggml.Tensor, c.slots)
 				for i := range views {
 					views[i] = l.View2D(ctx, experts, c.embd, c.tokens, experts.Nb()[2], uint64(i)*experts.Nb()[1])

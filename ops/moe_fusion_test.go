@@ -29,6 +29,18 @@ func TestMoEFusionGuards(t *testing.T) {
 	n[0].Src[0] = nil
 	require.False(t, sum.Applies(n, l), "a missing source")
 
+	weighted := moeWeightedSumRow(4)
+	require.True(t, weighted.Applies(moeWeightedSumExample(4), l))
+	n = moeWeightedSumExample(4)
+	n[0].Src[1] = f32(2, 4, 3) // weights not broadcast over the rows
+	require.False(t, weighted.Applies(n, l), "weights of another shape")
+	n = moeWeightedSumExample(4)
+	n[0].Src[0].Loc = tensor.Loc{Buffer: 1, Addr: 4} // the products over their source, shifted
+	require.False(t, weighted.Applies(n, l), "products over the experts, not in place")
+	n = moeWeightedSumExample(4)
+	n[0].Src[0].Loc = n[0].Loc // in place
+	require.True(t, weighted.Applies(n, l), "products in place over the experts")
+
 	for _, norm := range []bool{true, false} {
 		row := moeRouterRow(norm)
 		require.True(t, row.Applies(moeRouterExample(norm), l))

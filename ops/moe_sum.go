@@ -12,12 +12,17 @@ import (
 // a view of each slot's rows (ggml_view_2d at slot i's offset, rows n_tokens apart), then
 // a chain of n_used - 1 ADDs, moe_out = v0 + v1, then + v2, and so on; the views all come
 // first or each before its ADD. The chain is as many dependent dispatches; its fusion
-// (moe_sum.wgsl) is one, adding the slots in the chain's order.
+// (moe_sum.wgsl) is one, adding the slots in the chain's order. Where the MUL that weights
+// the experts' outputs comes right before the views (llama's graph), the weighted rows
+// take it too: the kernel multiplies each slot by its weight, stores the products (the
+// views read them) and adds them up.
 
 // moeSumParams are the parameters of moe_sum.wgsl.
 type moeSumParams struct {
-	Ne, A, D [4]uint32 // dst shape (n_embd, n_tokens); experts' strides; dst strides
+	Ne, A, D [4]uint32 // dst shape (n_embd, n_tokens); the summed tensor's (or the MUL's src0's) strides; dst strides
 	N, Slots uint32    // dst elements; slots added
+	B, X     [4]uint32 // with the MUL: the weights' and the products' strides
+	XSlots   uint32    // with the MUL: the products' slots (all stored)
 }
 
 // moeSumMaxSlots is the most slots of the fused chains: llama's MoE models use 2 to 10
@@ -29,7 +34,7 @@ const moeSumMaxSlots = 10
 func moeSumRows() []Fusion {
 	var rows []Fusion
 	for k := moeSumMaxSlots; k >= 3; k-- {
-		rows = append(rows, moeSumRow(k, true), moeSumRow(k, false))
+		rows = append(rows, moeSumRow(k, true), moeSumRow(k, false), moeWeightedSumRow(k))
 	}
 	slices.SortStableFunc(rows, func(a, b Fusion) int { return len(b.Ops) - len(a.Ops) })
 	return rows
@@ -59,6 +64,38 @@ func moeSumRow(k int, interleaved bool) Fusion {
 		Lower:   lowerMoESum,
 		Example: func() []*tensor.Tensor { return moeSumExample(k, interleaved) },
 	}
+}
+
+// moeWeightedSumRow is the row of the MUL that weights k slots, their views (all first)
+// and their chain of ADDs.
+func moeWeightedSumRow(k int) Fusion {
+	ops := []OpSet{{tensor.OpMul}}
+	for range k {
+		ops = append(ops, OpSet{tensor.OpView})
+	}
+	var private []int
+	for j := 0; j < k-1; j++ {
+		if j > 0 {
+			private = append(private, len(ops)-1)
+		}
+		ops = append(ops, OpSet{tensor.OpAdd})
+	}
+	return Fusion{
+		Name:    fmt.Sprintf("mul+moe_sum(%d)", k),
+		Ops:     ops,
+		Private: private,
+		Guard:   guardMoESum,
+		Lower:   lowerMoESum,
+		Example: func() []*tensor.Tensor { return moeWeightedSumExample(k) },
+	}
+}
+
+// moeSumMul returns the MUL that weights the experts of a match (its first node), or nil.
+func moeSumMul(n []*tensor.Tensor) *tensor.Tensor {
+	if n[0].Op == tensor.OpMul {
+		return n[0]
+	}
+	return nil
 }
 
 // moeSumChain returns the ADDs of a match and the experts tensor x whose slot views they
@@ -96,6 +133,10 @@ func moeSumChain(n []*tensor.Tensor) (adds []*tensor.Tensor, x *tensor.Tensor) {
 // guardMoESum admits a chain of ADDs over the slot views of one F32 experts tensor (each
 // ADD the previous one plus the next slot, of the views' shape), whose result does not lie
 // over the experts.
+//
+// With the MUL (the match's first node) the experts must be that MUL's result, of its
+// src0's shape times weights [1, slots, tokens], over neither the weights nor, but in
+// place, its src0; the sum over none of the three.
 func guardMoESum(n []*tensor.Tensor, l *Limits) bool {
 	adds, x := moeSumChain(n)
 	if x == nil {
@@ -107,6 +148,14 @@ func guardMoESum(n []*tensor.Tensor, l *Limits) bool {
 		}
 	}
 	last := adds[len(adds)-1]
+	if m := moeSumMul(n); m != nil {
+		e, w := m.Src[0], m.Src[1]
+		if m != x || e == nil || w == nil || e.Type != tensor.F32 || w.Type != tensor.F32 || e.Ne != x.Ne ||
+			w.Ne != [4]int64{1, x.Ne[1], x.Ne[2], 1} || !Supports(m, l) || !elementAligned(e) || !elementAligned(w) ||
+			overlaps(x, w) || (overlaps(x, e) && !sameLayout(x, e)) || overlaps(last, e) || overlaps(last, w) {
+			return false
+		}
+	}
 	return !overlaps(last, x) && elementAligned(x) && elementAligned(last)
 }
 
@@ -119,8 +168,15 @@ func lowerMoESum(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	last := adds[len(adds)-1]
 	p := moeSumParams{Ne: [4]uint32{uint32(last.Ne[0]), uint32(last.Ne[1]), 1, 1}, A: strides(x), D: strides(last),
 		N: uint32(last.Ne[0] * last.Ne[1]), Slots: uint32(len(adds) + 1)}
-	s := spec("moe_sum", 256, p, nil, in("src0", x), out("dst", last))
-	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{x, last}, Params: p, Grid: grid1D((uint64(p.N)+255)/256, l)}}, nil
+	grid := grid1D((uint64(p.N)+255)/256, l)
+	if m := moeSumMul(n); m != nil {
+		e, w := m.Src[0], m.Src[1]
+		p.A, p.B, p.X, p.XSlots = strides(e), strides(w), strides(x), uint32(x.Ne[1])
+		s := spec("moe_sum", 256, p, map[string]string{"MUL": "1"}, in("src0", e), in("src1", w), out("x", x), out("dst", last))
+		return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{e, w, x, last}, Params: p, Grid: grid}}, nil
+	}
+	s := spec("moe_sum", 256, p, map[string]string{"MUL": "0"}, in("src0", x), out("dst", last))
+	return []Dispatch{{Spec: s, Tensors: []*tensor.Tensor{x, last}, Params: p, Grid: grid}}, nil
 }
 
 // moeSumExample is a chain over k slots of experts [6, k, 3] (in a buffer of its own),
@@ -145,4 +201,24 @@ func moeSumExample(k int, interleaved bool) []*tensor.Tensor {
 		n = append(n, sum)
 	}
 	return n
+}
+
+// moeWeightedSumExample is the MUL of experts [6, k, 3] by weights [1, k, 3], the views
+// of its k slots and their chain of ADDs.
+func moeWeightedSumExample(k int) []*tensor.Tensor {
+	chain := moeSumExample(k, false)
+	x := chain[0].Src[0].Src[0]
+	m := node(tensor.OpMul, x, nil, f32(6, int64(k), 3), f32(1, int64(k), 3))
+	n := []*tensor.Tensor{m}
+	for i := 0; i < k; i++ {
+		v := chain[0].Src[1]
+		switch {
+		case i == 0:
+			v = chain[0].Src[0]
+		case i > 1:
+			v = chain[i-1].Src[1]
+		}
+		n = append(n, v)
+	}
+	return append(n, chain...)
 }

@@ -38,11 +38,11 @@ func TestMoELlamaLogits(t *testing.T) {
 				"--heads", "8", "--kv-heads", "4", "--ff", strconv.Itoa(int(c.ff)), "--ctx", "256", "--experts", "8",
 				"--experts-used", strconv.Itoa(c.used))
 			nmse, log := compareLogits(t, root, exe, libDir, model, 32000, "offloaded 3/3 layers to GPU")
-			// the router in one dispatch (ops/moe_router.go), and with more than 2 slots their
-			// chain of ADDs (ops/moe_sum.go)
+			// the router in one dispatch (ops/moe_router.go), and with more than 2 slots the
+			// MUL by the weights and the chain of ADDs over the slots (ops/moe_sum.go)
 			require.Regexp(t, `fusions in the graphs planned: .*soft_max\+argsort\+get_rows\+sum_rows\+clamp\+div \d+`, log)
 			if c.used > 2 {
-				require.Regexp(t, `fusions in the graphs planned: .*moe_sum\(4[^)]*\) \d+`, log)
+				require.Regexp(t, `fusions in the graphs planned: .*mul\+moe_sum\(4\) \d+`, log)
 			}
 			m := regexp.MustCompile(`WGPU0 model buffer size =\s*([0-9.]+) MiB`).FindStringSubmatch(log)
 			require.NotNil(t, m, "no WGPU0 model buffer in the log")
