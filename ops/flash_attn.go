@@ -198,10 +198,7 @@ func faStorage(d, dv int64, r int) int {
 // up to a power of two, at most 8 (16 for prompts), and as many as the device's workgroup
 // memory holds (0 when not even one row fits).
 func faRows(d, dv int64, want uint32, l *Limits) int {
-	limit := l.MaxWorkgroupStorage
-	if limit <= 0 {
-		limit = 16384
-	}
+	limit := l.workgroupStorage()
 	r := 1
 	for r < 16 && uint32(r) < want {
 		r *= 2

@@ -54,10 +54,7 @@ func (tl faTiles) wg() int { return tl.br * tl.bc / 16 }
 // 16 elements (32 when strict) and V chunks of at least 4 rows (8 when strict): smaller
 // chunks cost more barriers than the previous kernel's.
 func faTileFit(d, dv, br, bc int, l *Limits, strict bool) (faTiles, bool) {
-	limit := l.MaxWorkgroupStorage
-	if limit <= 0 {
-		limit = 16384
-	}
+	limit := l.workgroupStorage()
 	groupLimit := l.MaxGroupSize
 	if groupLimit <= 0 {
 		groupLimit = 256

@@ -76,6 +76,12 @@ func bigTiles(p mulMatParams, m uint32) uint64 {
 // operands, two slices each of matBigTK x matBigTile f32.
 const matBigStorage = 2 * 2 * matBigTK * matBigTile * 4
 
+// bigFits reports whether the prompt kernels' slice buffers and the lookup tables of
+// weights in format f fit the device's workgroup memory.
+func bigFits(f wgsl.Format, l *Limits) bool {
+	return matBigStorage+wgsl.WorkgroupTableBytes(f) <= l.workgroupStorage()
+}
+
 // matSplitMinK is the shortest part of K one split of a split-K product sums.
 const matSplitMinK = 256
 
@@ -91,10 +97,7 @@ func bigSplits(p mulMatParams, tiles, partAt uint64, l *Limits) uint32 {
 	for tiles*uint64(s) < matBigGroups && s < matSplitMax {
 		s *= 2
 	}
-	maxZ := uint64(l.MaxGroupsPerDim)
-	if maxZ == 0 {
-		maxZ = 65535
-	}
+	maxZ := uint64(l.groupsPerDim())
 	room := min(l.MaxBinding, ScratchBudget)
 	room -= min(room, partAt)
 	partial := func(s uint32) uint64 { return uint64(p.M) * uint64(p.N) * uint64(p.Batches) * uint64(s) }
@@ -115,11 +118,7 @@ func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperan
 	if p.M < matBigTile || p.N < matBigMinCols {
 		return nil, false
 	}
-	limit := l.MaxWorkgroupStorage
-	if limit <= 0 {
-		limit = 16384
-	}
-	if matBigStorage+wgsl.WorkgroupTableBytes(operands[0].Type) > limit {
+	if !bigFits(operands[0].Type, l) {
 		return nil, false
 	}
 	tiles := bigTiles(p, p.M)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
-	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
 
 // MUL_MAT_ID (ggml_mul_mat_id, mixture of experts): dst[i, s, t] = sum_k as[k, i, e] *
@@ -105,10 +104,7 @@ func supportsMulMatID(t *tensor.Tensor, l *Limits) bool {
 	if t.Ne != [4]int64{a.Ne[1], ids.Ne[0], b.Ne[2], 1} {
 		return false
 	}
-	groups := uint64(l.MaxGroupsPerDim)
-	if groups == 0 {
-		groups = 65535
-	}
+	groups := uint64(l.groupsPerDim())
 	if uint64(a.Ne[2]) > groups || uint64(a.Ne[1]+matTile-1)/matTile > groups {
 		return false
 	}
@@ -127,13 +123,13 @@ func lowerMulMatID(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	}
 	operands := []wgslOperand{in("src0", a), in("src1", b), in("ids", ids), out("dst", t)}
 	tensors := []*tensor.Tensor{a, b, ids, t}
-	mv := matVec8Reads(a, b)
-	if !mv || idRouted(p, l) {
+	mv, routed := matVec8Reads(a, b), idRouted(p, l)
+	if !mv || routed {
 		if ds, ok := lowerMulMatIDBig(t, p, l); ok {
 			return ds, nil
 		}
 	}
-	if mv && (!idRouted(p, l) || b.Ne[2] <= idGroupedMinTokens) {
+	if mv && (!routed || b.Ne[2] <= idGroupedMinTokens) {
 		v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: 1, ids: true, vec1: vectorRows(b), units: unitRows(a, l)}
 		s, grid := v.spec(p, operands, l)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
@@ -190,11 +186,7 @@ func lowerMulMatIDBig(t *tensor.Tensor, p mulMatIDParams, l *Limits) ([]Dispatch
 	if l.MulMatIDGrouped || p.Experts > idMaxExperts {
 		return nil, false
 	}
-	limit := l.MaxWorkgroupStorage
-	if limit <= 0 {
-		limit = 16384
-	}
-	if matBigStorage+wgsl.WorkgroupTableBytes(mustFormat(a)) > limit {
+	if !bigFits(mustFormat(a), l) {
 		return nil, false
 	}
 	tn := uint32(idSlim)
@@ -208,10 +200,7 @@ func lowerMulMatIDBig(t *tensor.Tensor, p mulMatIDParams, l *Limits) ([]Dispatch
 		tn = uint32(c)
 	}
 	p.Tiles = idTiles(p.Batches, p.Experts, tn)
-	groups := l.MaxGroupsPerDim
-	if groups == 0 {
-		groups = 65535
-	}
+	groups := l.groupsPerDim()
 	if (p.M+matBigTile-1)/matBigTile > groups || p.Tiles > groups {
 		return nil, false
 	}

@@ -153,10 +153,7 @@ func swarShape(m, tasks uint32, mats, cols, wpg int, xq bool, l *Limits) (rows, 
 	if w := l.SwarWG; w >= 32 && w <= maxWG && w&(w-1) == 0 {
 		wg = w
 	}
-	limit := l.MaxWorkgroupStorage
-	if limit == 0 {
-		limit = 16384
-	}
+	limit := l.workgroupStorage()
 	for 4*mats*cols*rows*wg > limit {
 		if rows > 1 {
 			rows /= 2

@@ -99,6 +99,23 @@ type Limits struct {
 	Q6KCols int
 }
 
+// workgroupStorage returns MaxWorkgroupStorage, or WebGPU's default (16384 bytes) where
+// unset.
+func (l *Limits) workgroupStorage() int {
+	if l.MaxWorkgroupStorage <= 0 {
+		return 16384
+	}
+	return l.MaxWorkgroupStorage
+}
+
+// groupsPerDim returns MaxGroupsPerDim, or WebGPU's default (65535) where unset.
+func (l *Limits) groupsPerDim() uint32 {
+	if l.MaxGroupsPerDim == 0 {
+		return 65535
+	}
+	return l.MaxGroupsPerDim
+}
+
 // family is what each op file registers for an op.
 type family struct {
 	supports func(t *tensor.Tensor, l *Limits) bool
@@ -308,10 +325,7 @@ func rowGroup(n int64, l *Limits) int {
 
 // grid1D spreads n workgroups over x and y so that no dimension exceeds max.
 func grid1D(n uint64, l *Limits) [3]uint32 {
-	m := uint64(l.MaxGroupsPerDim)
-	if m == 0 {
-		m = 65535
-	}
+	m := uint64(l.groupsPerDim())
 	if n <= m {
 		return [3]uint32{uint32(max(n, 1)), 1, 1}
 	}
