@@ -15,8 +15,9 @@ import (
 // dispatches a layer, for rows of a few hundred values; moe_router.wgsl computes all of
 // them in one, a workgroup per token, storing the softmax, the sorted experts, the
 // weights and their normalised values (the sum and its clamp stay in the kernel). The
-// softmax takes soft_max.wgsl's workgroup size and order of operations, and the sort
-// sort.wgsl's order (ties by index), so the experts chosen are those of the unfused nodes.
+// softmax takes soft_max.wgsl's workgroup size and its row reductions (soft_max_row.wgsl),
+// and the sort sort.wgsl's network and order (bitonic.wgsl, ties by index), so the experts
+// chosen are those of the unfused nodes.
 
 // moeRouterParams are the parameters of moe_router.wgsl.
 type moeRouterParams struct {

@@ -1,6 +1,6 @@
 // llama's router of a mixture of experts in one dispatch (ops/moe_router.go), one
-// workgroup per token: the softmax of the token's logits (src0 * Scale, as soft_max.wgsl
-// computes it: the same workgroup size and order of operations) stored to probs; the
+// workgroup per token: the softmax of the token's logits (src0 * Scale, through
+// soft_max_row.wgsl as soft_max.wgsl, at its workgroup size) stored to probs; the
 // experts sorted by probability, descending, equal ones in index order (as sort.wgsl),
 // stored to sorted; the first K experts' probabilities stored to weights; with NORM, those
 // divided by their sum clamped to [Lo, Hi] stored to norm.
@@ -17,6 +17,7 @@ fn precedes(a: u32, x: u32, y: u32) -> bool {
   return vx > vy || (vx == vy && x < y);
 }
 
+#include soft_max_row
 #include bitonic
 
 @compute @workgroup_size({{WG}})
@@ -25,15 +26,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let t = group_id(wid, nwg);
   if (t >= p.T) { return; }
   let a = t * p.A.y;
-  var mx = bitcast<f32>(0xff800000u); // -Inf
-  for (var j = lid; j < p.E; j = j + {{WG}}u) { mx = max(mx, src0_get(a + j * p.A.x) * p.Scale); }
-  mx = wg_max(lid, mx);
-  var sum = 0.0;
-  for (var j = lid; j < p.E; j = j + {{WG}}u) { sum = sum + exp(src0_get(a + j * p.A.x) * p.Scale - mx); }
-  let inv = 1.0 / wg_sum(lid, sum);
+  let mx = row_max(lid, p.E, a, 0u, 0.0);
+  let inv = 1.0 / row_sum(lid, p.E, a, 0u, 0.0, mx);
   for (var j = lid; j < NP; j = j + {{WG}}u) {
     if (j < p.E) {
-      let v = exp(src0_get(a + j * p.A.x) * p.Scale - mx) * inv;
+      let v = exp(logit(a, 0u, j, 0.0) - mx) * inv;
       prob[j] = v;
       probs_set(t * p.P.y + j * p.P.x, v);
     }

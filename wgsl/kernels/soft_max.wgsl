@@ -2,14 +2,7 @@
 // SINKS, the head's sink logit sinks[i2] joins the row's maximum and sum (not its outputs).
 // The mask row is broadcast: mask[j, i1 % Me.y, i2 % Me.z, i3 % Me.w].
 
-// logit returns element j of the row at a, scaled and masked (mask row at m).
-fn logit(a: u32, m: u32, j: u32, slope: f32) -> f32 {
-  var v = src0_get(a + j * p.A.x) * p.Scale;
-#if MASK
-  v = v + slope * mask_get(m + j);
-#endif
-  return v;
-}
+#include soft_max_row
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -30,16 +23,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   // As ggml's CPU: no special case for infinities or NaN. A NaN or a +Inf in the row, or
   // a row that is all -Inf (fully masked), makes the sum NaN and so the whole row NaN.
-  var mx = bitcast<f32>(0xff800000u); // -Inf
-  for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) { mx = max(mx, logit(a, m, j, slope)); }
-  mx = wg_max(lid, mx);
+  var mx = row_max(lid, p.Ne.x, a, m, slope);
 #if SINKS
   let sink = sinks_get(c.z * p.K);
   mx = max(mx, sink);
 #endif
-  var sum = 0.0;
-  for (var j = lid; j < p.Ne.x; j = j + {{WG}}u) { sum = sum + exp(logit(a, m, j, slope) - mx); }
-  var total = wg_sum(lid, sum);
+  var total = row_sum(lid, p.Ne.x, a, m, slope, mx);
 #if SINKS
   total = total + exp(sink - mx);
 #endif
