@@ -138,7 +138,7 @@ func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperan
 // loaded.
 func bigDefs(tn uint32, defs map[string]string, operands []wgslOperand) map[string]string {
 	kdefs := map[string]string{"RAW_A": flag(defs["VEC_A"] == "1" && operands[0].Type == wgsl.F16),
-		"TN": fmt.Sprint(tn), "NARROW": flag(tn == matBigNarrow), "SLIM": flag(tn == idSlim), "SLICEB": fmt.Sprint(2 * tn),
+		"TN": fmt.Sprint(tn), "WIDE": flag(tn == matBigTile), "NARROW": flag(tn == matBigNarrow), "SLIM": flag(tn == idSlim), "SLICEB": fmt.Sprint(2 * tn),
 		"TBV": fmt.Sprint(4 * tn), "ACC": fmt.Sprint(8 * tn / 64)}
 	for k, d := range defs {
 		kdefs[k] = d
