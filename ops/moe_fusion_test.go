@@ -65,3 +65,20 @@ func TestMoEFusionGuards(t *testing.T) {
 	n[8].Src[1] = f32(1, 2) // divided by something else than the clamp
 	require.False(t, row.Applies(n, l), "divided by another tensor")
 }
+
+// The routed prompt kernel is chosen only where its workgroup memory (the slice buffers
+// and its tile word) fits the device's.
+func TestMulMatIDBigStorage(t *testing.T) {
+	kernels := func(storage int) []string {
+		l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: storage}
+		ds, err := lowerMulMatID(mulMatIDNode(contiguous(tensor.F16, 16, 3, 2), f32(16, 1, 300), 1), l)
+		require.NoError(t, err)
+		var names []string
+		for _, d := range ds {
+			names = append(names, d.Spec.Kernel)
+		}
+		return names
+	}
+	require.NotContains(t, kernels(matBigStorage), "mul_mat_id_big", "the tile word does not fit")
+	require.Equal(t, []string{"mul_mat_id_map", "mul_mat_id_big"}, kernels(matBigStorage+idTileWordBytes))
+}

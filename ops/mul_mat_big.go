@@ -76,10 +76,10 @@ func bigTiles(p mulMatParams, m uint32) uint64 {
 // operands, two slices each of matBigTK x matBigTile f32.
 const matBigStorage = 2 * 2 * matBigTK * matBigTile * 4
 
-// bigFits reports whether the prompt kernels' slice buffers and the lookup tables of
-// weights in format f fit the device's workgroup memory.
-func bigFits(f wgsl.Format, l *Limits) bool {
-	return matBigStorage+wgsl.WorkgroupTableBytes(f) <= l.workgroupStorage()
+// bigFits reports whether the prompt kernels' slice buffers, the lookup tables of weights
+// in format f and extra bytes of the kernel's own fit the device's workgroup memory.
+func bigFits(f wgsl.Format, extra int, l *Limits) bool {
+	return matBigStorage+wgsl.WorkgroupTableBytes(f)+extra <= l.workgroupStorage()
 }
 
 // matSplitMinK is the shortest part of K one split of a split-K product sums.
@@ -118,7 +118,7 @@ func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperan
 	if p.M < matBigTile || p.N < matBigMinCols {
 		return nil, false
 	}
-	if !bigFits(operands[0].Type, l) {
+	if !bigFits(operands[0].Type, 0, l) {
 		return nil, false
 	}
 	tiles := bigTiles(p, p.M)

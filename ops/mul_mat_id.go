@@ -163,6 +163,10 @@ const idSlim = 32
 // it is not measured.
 const idSlimMaxPairs = 48
 
+// idTileWordBytes is the workgroup memory mul_mat_id_big.wgsl keeps beside the prompt
+// kernels' slice buffers: its tile_word.
+const idTileWordBytes = 4
+
 // idMaxExperts is the most experts the routed prompt kernel takes: the counts that
 // mul_mat_id_map.wgsl keeps in workgroup memory (its MAXE).
 const idMaxExperts = 1024
@@ -186,7 +190,7 @@ func lowerMulMatIDBig(t *tensor.Tensor, p mulMatIDParams, l *Limits) ([]Dispatch
 	if l.MulMatIDGrouped || p.Experts > idMaxExperts {
 		return nil, false
 	}
-	if !bigFits(mustFormat(a), l) {
+	if !bigFits(mustFormat(a), idTileWordBytes, l) {
 		return nil, false
 	}
 	tn := uint32(idSlim)
