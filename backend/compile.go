@@ -83,7 +83,7 @@ func (d *Device) compile(plan *sched.Plan) (steps []exec.Step, scratchGen uint64
 			}
 			s.Bindings[j], offsets[j] = op.binding, op.elem
 			s.Bindings[j].ReadOnly = !spec.Operands[j].Written // read-only operands may overlap
-			s.Bindings[j].MayOverlap = !touchesOther(ds.Tensors, j)
+			s.Bindings[j].MayOverlap = spec.Operands[j].Overlaps || !touchesOther(ds.Tensors, j)
 		}
 		if !d.readWriteOnly {
 			spec = readOnlyOperands(spec, s.Bindings)

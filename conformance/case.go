@@ -111,6 +111,12 @@ type Case struct {
 	// Init, when set, replaces the default initializer (uniform [-1,1]) of the case's F32 and
 	// F16 leaves that have no initializer of their own (see Builder.Init).
 	Init InitFunc
+	// Placed cases have their computed tensors placed by ggml-alloc (ggml_gallocr), which
+	// puts a result over the memory of one no later node reads, as in a model's compute
+	// buffer; the leaves go in a buffer of their own, the output and the Check tensors are
+	// kept as graph outputs. Fusions whose guards look at where results lie meet the
+	// placements a model gives them there (the other cases give every tensor its own memory).
+	Placed bool
 	// Build creates the inputs in b's context and returns the output tensor.
 	Build func(b *Builder) ggml.Tensor
 	// RefBuild, when set, replaces Build on the CPU backend (the reference, and the device

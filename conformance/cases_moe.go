@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
@@ -179,21 +180,37 @@ func moeRouterCases() []*Case {
 	for _, c := range []struct {
 		experts, used, tokens int64
 		norm                  bool
-	}{{8, 2, 1, true}, {8, 2, 5, false}, {128, 8, 7, true}, {60, 4, 33, true}, {32, 4, 3, false}, {256, 8, 2, true}} {
+		gate                  bool // the logits a product of the router's weights, as llama's
+	}{{8, 2, 1, true, false}, {8, 2, 5, false, false}, {128, 8, 7, true, false}, {60, 4, 33, true, false},
+		{32, 4, 3, false, false}, {256, 8, 2, true, false}, {128, 8, 1, true, true}, {32, 4, 1, true, true}, {64, 6, 4, true, true}} {
 		name := fmt.Sprintf("GRAPH(moe_router,experts=%d,used=%d,tokens=%d,norm=%v)", c.experts, c.used, c.tokens, c.norm)
-		cs = append(cs, &Case{Name: name, Op: "GRAPH", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+		if c.gate {
+			// placed by ggml-alloc: a token's normalised weights go inside its softmax, in
+			// place over its logits (both dead after the GET_ROWS), which the fused kernel's
+			// one workgroup reads and stores before it stores them
+			name = strings.Replace(name, ")", ",gate)", 1)
+		}
+		cs = append(cs, &Case{Name: name, Op: "GRAPH", Types: "f32", MaxNMSE: DefaultMaxNMSE, Placed: c.gate,
 			Build: func(b *Builder) ggml.Tensor {
 				l, ctx := b.L, b.Ctx
-				probs := l.SoftMax(ctx, b.New("logits", f32, c.experts, c.tokens))
+				logits := b.New("logits", f32, c.experts, c.tokens)
+				if c.gate {
+					logits = l.MulMat(ctx, b.New("gate_inp", f32, 64, c.experts), b.New("x", f32, 64, c.tokens))
+				}
+				probs := l.SoftMax(ctx, logits)
 				sorted := l.Argsort(ctx, probs, ggml.SortDesc)
 				chosen := l.View2D(ctx, sorted, c.used, c.tokens, sorted.Nb()[1], 0)
 				weights := l.GetRows(ctx, l.Reshape4D(ctx, probs, 1, c.experts, c.tokens, 1), chosen)
-				b.Check(probs)
 				b.Check(sorted)
+				if !c.gate { // checked, they would be kept as outputs
+					b.Check(probs)
+					if c.norm {
+						b.Check(weights)
+					}
+				}
 				if !c.norm {
 					return weights
 				}
-				b.Check(weights)
 				w := l.Reshape4D(ctx, weights, c.used, c.tokens, 1, 1)
 				return l.Div(ctx, w, l.Clamp(ctx, l.SumRows(ctx, w), 6.103515625e-5, float32(math.Inf(1)), false))
 			}})

@@ -190,13 +190,29 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 		}
 	}
 
-	if r.InputsApart {
+	if c.Placed {
+		l.SetOutput(res)
+		for _, t := range b.checks {
+			l.SetOutput(t)
+		}
+	}
+	if r.InputsApart || c.Placed {
 		in, err := allocInputsApart(l, ctx, be, nil)
 		if err != nil {
 			return nil, "", err
 		}
 		if in != 0 {
 			defer l.BufferFree(in)
+		}
+	}
+	if c.Placed {
+		a := l.NewGallocr(l.DevBufferType(l.BackendDevice(be)))
+		if a == 0 {
+			return nil, "", fmt.Errorf("ggml_gallocr_new failed")
+		}
+		defer l.GallocrFree(a)
+		if !l.GallocrAllocGraph(a, g) {
+			return nil, "", fmt.Errorf("ggml_gallocr_alloc_graph failed")
 		}
 	}
 	buf, err := allocRest(l, ctx, be)

@@ -64,6 +64,34 @@ func TestMoEFusionGuards(t *testing.T) {
 	n = moeRouterExample(true)
 	n[8].Src[1] = f32(1, 2) // divided by something else than the clamp
 	require.False(t, row.Applies(n, l), "divided by another tensor")
+
+	// One token: the stores after the kernel's reads and the softmax's stores may lie over
+	// the logits and the softmax (a decoding token's normalised weights do), the softmax's
+	// stores, made as it reads, over the logits only in place.
+	place := func(n []*tensor.Tensor, i int, at tensor.Loc) []*tensor.Tensor {
+		n[i].Loc = at
+		if i+1 < len(n) && n[i+1].Src[0] == n[i] && n[i+1].Op.IsView() {
+			n[i+1].Loc = at // the softmax's reshape, the first experts' view, the weights' reshape
+		}
+		return n
+	}
+	shifted := func(t *tensor.Tensor) tensor.Loc { return tensor.Loc{Buffer: t.Loc.Buffer, Addr: t.Loc.Addr + 4} }
+	for _, i := range []int{2, 4, 8} { // sorted experts, weights, normalised weights
+		for _, tokens := range []int64{1, 2} {
+			n = moeRouterTokens(true, tokens)
+			require.Equal(t, tokens == 1, row.Applies(place(n, i, shifted(n[0].Src[0])), l), "result %d over the logits of %d tokens", i, tokens)
+			n = moeRouterTokens(true, tokens)
+			n = place(n, 0, n[0].Src[0].Loc) // the softmax in place
+			require.True(t, row.Applies(n, l), "the softmax in place over the logits")
+			require.Equal(t, tokens == 1, row.Applies(place(n, i, shifted(n[0])), l), "result %d over the softmax of %d tokens", i, tokens)
+		}
+	}
+	n = moeRouterTokens(true, 1)
+	n = place(n, 0, shifted(n[0].Src[0]))
+	require.False(t, row.Applies(n, l), "a single token's softmax over its logits, not in place")
+	n = moeRouterTokens(true, 1)
+	n = place(n, 8, shifted(n[2])) // the normalised weights over the sorted experts
+	require.False(t, row.Applies(n, l), "a single token's weights over its sorted experts")
 }
 
 // The routed prompt kernel is chosen only where its workgroup memory (the slice buffers

@@ -100,9 +100,13 @@ func moeRouterOf(n []*tensor.Tensor) (r moeRouter, ok bool) {
 }
 
 // guardMoERouter admits a router whose nodes are each supported and whose results lie
-// over no memory the kernel reads from another invocation: none over the logits (the
-// softmax in place over them, element for element, aside) or over each other (the
-// normalised weights in place over the weights, element for element, aside).
+// over no memory the kernel reads or stores from another invocation: none over the logits
+// (the softmax in place over them, element for element, aside) or over each other (the
+// normalised weights in place over the weights, element for element, aside). A single
+// token's workgroup reads every logit and stores the softmax before the barriers that
+// precede its other stores, so those may lie over the logits and the softmax there:
+// ggml-alloc puts a decoding token's normalised weights inside its softmax, in place over
+// its logits, both dead after the GET_ROWS.
 func guardMoERouter(n []*tensor.Tensor, l *Limits) bool {
 	r, ok := moeRouterOf(n)
 	if !ok {
@@ -118,13 +122,15 @@ func guardMoERouter(n []*tensor.Tensor, l *Limits) bool {
 	if r.div != nil {
 		outs = append(outs, r.div)
 	}
+	single := r.softMax.Ne[1] == 1
 	for i, o := range outs {
-		if overlaps(o, x) && !(o == r.softMax && sameLayout(o, x)) {
+		late := single && o != r.softMax // stored behind the barriers
+		if overlaps(o, x) && !(o == r.softMax && sameLayout(o, x)) && !late {
 			return false
 		}
 		for _, p := range outs[:i] {
 			inPlace := o == r.div && p == r.weights && o.Loc == p.Loc && o.Nb[0] == p.Nb[1] && o.Nb[1] == p.Nb[2]
-			if overlaps(o, p) && !inPlace {
+			if overlaps(o, p) && !inPlace && !(late && p == r.softMax) {
 				return false
 			}
 		}
@@ -152,6 +158,13 @@ func lowerMoERouter(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		ops = append(ops, out("norm", r.div))
 		tensors = append(tensors, r.div)
 	}
+	if sm.Ne[1] == 1 {
+		// a single token's stores behind the barriers may lie over the logits and the
+		// softmax (guardMoERouter)
+		for i := 2; i < len(ops); i++ {
+			ops[i].Overlaps = true
+		}
+	}
 	np := 1
 	for int64(np) < sm.Ne[0] {
 		np *= 2
@@ -161,24 +174,27 @@ func lowerMoERouter(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 }
 
 // moeRouterExample is a router of 8 experts, 3 used, for 2 tokens, normalised when norm.
-func moeRouterExample(norm bool) []*tensor.Tensor {
-	x := f32(8, 2)
+func moeRouterExample(norm bool) []*tensor.Tensor { return moeRouterTokens(norm, 2) }
+
+// moeRouterTokens is moeRouterExample for t tokens.
+func moeRouterTokens(norm bool, t int64) []*tensor.Tensor {
+	x := f32(8, t)
 	x.Loc = tensor.Loc{Buffer: 1}
-	at := func(t *tensor.Tensor, b uint64) *tensor.Tensor { t.Loc = tensor.Loc{Buffer: b}; return t }
-	sm := at(node(tensor.OpSoftMax, f32(8, 2), []int32{int32(f32bits(1))}, x), 2)
-	p3 := node(tensor.OpReshape, f32(1, 8, 2), nil, sm)
+	at := func(x *tensor.Tensor, b uint64) *tensor.Tensor { x.Loc = tensor.Loc{Buffer: b}; return x }
+	sm := at(node(tensor.OpSoftMax, f32(8, t), []int32{int32(f32bits(1))}, x), 2)
+	p3 := node(tensor.OpReshape, f32(1, 8, t), nil, sm)
 	p3.Loc = sm.Loc
-	as := at(node(tensor.OpArgSort, contiguous(tensor.I32, 8, 2), []int32{1}, sm), 3)
-	topk := node(tensor.OpView, contiguous(tensor.I32, 3, 2), nil, as)
+	as := at(node(tensor.OpArgSort, contiguous(tensor.I32, 8, t), []int32{1}, sm), 3)
+	topk := node(tensor.OpView, contiguous(tensor.I32, 3, t), nil, as)
 	topk.Nb[1], topk.Loc = as.Nb[1], as.Loc
-	gr := at(node(tensor.OpGetRows, f32(1, 3, 2), nil, p3, topk), 4)
+	gr := at(node(tensor.OpGetRows, f32(1, 3, t), nil, p3, topk), 4)
 	n := []*tensor.Tensor{sm, p3, as, topk, gr}
 	if !norm {
 		return n
 	}
-	wr := node(tensor.OpReshape, f32(3, 2), nil, gr)
+	wr := node(tensor.OpReshape, f32(3, t), nil, gr)
 	wr.Loc = gr.Loc
-	sum := at(node(tensor.OpSumRows, f32(1, 2), nil, wr), 5)
-	cl := at(node(tensor.OpClamp, f32(1, 2), []int32{int32(f32bits(6.1e-5)), int32(f32bits(float32(math.Inf(1))))}, sum), 6)
-	return append(n, wr, sum, cl, at(node(tensor.OpDiv, f32(3, 2), nil, wr, cl), 7))
+	sum := at(node(tensor.OpSumRows, f32(1, t), nil, wr), 5)
+	cl := at(node(tensor.OpClamp, f32(1, t), []int32{int32(f32bits(6.1e-5)), int32(f32bits(float32(math.Inf(1))))}, sum), 6)
+	return append(n, wr, sum, cl, at(node(tensor.OpDiv, f32(3, t), nil, wr, cl), 7))
 }

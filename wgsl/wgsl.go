@@ -49,6 +49,10 @@ type Operand struct {
 	// dispatch (WebGPU forbids the two uses of one buffer in a dispatch): the caller, who
 	// knows the buffers, sets it.
 	ReadOnly bool
+	// Overlaps operands may lie partly over other operands of the dispatch: the kernel is
+	// written for it (its lowering checked that it orders the accesses). It changes no
+	// source; the GPU layer otherwise rejects such bindings.
+	Overlaps bool
 }
 
 // Spec fully determines a pipeline: kernel file, variant defines, operands, params type.

@@ -36,6 +36,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     order[j] = j;
   }
+  // The stores below may lie over the logits and the softmax of a single token
+  // (guardMoERouter): every read of them and every softmax store comes first.
+  storageBarrier();
   workgroupBarrier();
   bitonic(lid, 0u);
   for (var j = lid; j < p.E; j = j + {{WG}}u) { sorted_seti(t * p.S.y + j * p.S.x, i32(order[j])); }
