@@ -3,6 +3,7 @@ package backend
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ type kernelTimer struct {
 	// pass's start to the last one's end.
 	perPass    bool
 	busy, span uint64
+	// graphs holds each graph's GPU time (busy, or the dispatches' sum), at most maxGraphs
+	// of them: the GPU raises its clocks over the first graphs after it idled, which the
+	// averages include and the median leaves out.
+	graphs []uint64
 	// begun is when the graph being run began its compute; firstSubmit, lastSubmit and
 	// readBack sum, over the graphs of a pass timer, the CPU time from then until its first
 	// and last queue submissions returned and until its GPU times were read back (which
@@ -94,11 +99,16 @@ func (k *kernelTimer) collect(labels []string) error {
 	if err != nil {
 		return err
 	}
+	var graph uint64
+	for _, s := range tm.Spans {
+		graph += s.Duration()
+	}
+	if len(k.graphs) < maxGraphs {
+		k.graphs = append(k.graphs, graph)
+	}
 	if k.perPass {
 		if n := len(tm.Spans); n > 0 {
-			for _, s := range tm.Spans {
-				k.busy += s.Duration()
-			}
+			k.busy += graph
 			k.span += exec.Span{Start: tm.Spans[0].Start, End: tm.Spans[n-1].End}.Duration()
 		}
 		if n := len(tm.Submits); n > 0 && !k.begun.IsZero() {
@@ -125,13 +135,27 @@ func (k *kernelTimer) collect(labels []string) error {
 	return nil
 }
 
+// maxGraphs bounds the graphs whose GPU times a timer keeps for its median.
+const maxGraphs = 1 << 20
+
+// graphSpread says how the graphs' GPU times spread: their median, first and largest.
+func (k *kernelTimer) graphSpread() string {
+	if len(k.graphs) == 0 {
+		return "no graph timed"
+	}
+	g := slices.Clone(k.graphs)
+	slices.Sort(g)
+	return fmt.Sprintf("per graph: median %.1f µs, first %.1f, largest %.1f, over %d graphs (a GPU raises its clocks over the first graphs after it idled)",
+		float64(g[len(g)/2])/1e3, float64(k.graphs[0])/1e3, float64(g[len(g)-1])/1e3, len(g))
+}
+
 // passReport says what a pass timer measured per graph.
 func (k *kernelTimer) passReport() string {
 	n := float64(max(k.runs, 1))
 	us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(max(k.hostRuns, 1)) }
 	return fmt.Sprintf("GPU %.1f µs/graph busy in its passes, %.1f µs/graph from the first pass's start to the last one's end; "+
-		"CPU from a reused graph's compute to its first submission %.1f µs/graph (the submission's call %.1f), to its last %.1f, to the GPU's times read back %.1f",
-		float64(k.busy)/1e3/n, float64(k.span)/1e3/n, us(k.firstSubmit), us(k.firstCall), us(k.lastSubmit), us(k.readBack))
+		"CPU from a reused graph's compute to its first submission %.1f µs/graph (the submission's call %.1f), to its last %.1f, to the GPU's times read back %.1f; busy %s",
+		float64(k.busy)/1e3/n, float64(k.span)/1e3/n, us(k.firstSubmit), us(k.firstCall), us(k.lastSubmit), us(k.readBack), k.graphSpread())
 }
 
 // report lists the labels by total time (a pass timer: passReport).
@@ -156,6 +180,7 @@ func (k *kernelTimer) report() string {
 		fmt.Fprintf(&b, "%-40s %10d %12.1f %7.1f%%\n", r.label, r.t.count, float64(r.t.ns)/1e3/float64(max(k.runs, 1)), 100*float64(r.t.ns)/float64(max(all, 1)))
 	}
 	fmt.Fprintf(&b, "%-40s %10s %12.1f\n", "total (dispatches only)", "", float64(all)/1e3/float64(max(k.runs, 1)))
+	fmt.Fprintf(&b, "dispatches' sum %s\n", k.graphSpread())
 	return b.String()
 }
 

@@ -251,6 +251,15 @@ func TestTinyLlamaGenerates(t *testing.T) {
 	t.Logf("GPU per graph: %.1f µs busy, %.1f µs span", busy, span)
 	require.Greater(t, busy, 0.0)
 	require.LessOrEqual(t, busy, span*1.0001)
+	// and how the graphs' busy times spread (the GPU's clocks rise over the first ones)
+	sp := regexp.MustCompile(`busy per graph: median ([0-9.]+) µs, first ([0-9.]+), largest ([0-9.]+), over (\d+) graphs`).FindStringSubmatch(log)
+	require.NotNil(t, sp, "the profile reports the graphs' median GPU time")
+	med, err := strconv.ParseFloat(sp[1], 64)
+	require.NoError(t, err)
+	largest, err := strconv.ParseFloat(sp[3], 64)
+	require.NoError(t, err)
+	require.Greater(t, med, 0.0)
+	require.LessOrEqual(t, med, largest)
 	// Where the CPU's time of a graph goes around it: the first submission returns before
 	// the last, and the GPU's times are read back after both.
 	c := regexp.MustCompile(`reused graph's compute to its first submission ([0-9.]+) µs/graph \(the submission's call ([0-9.]+)\), to its last ([0-9.]+), to the GPU's times read back ([0-9.]+)`).FindStringSubmatch(log)
