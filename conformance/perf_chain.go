@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
@@ -14,10 +15,16 @@ import (
 // and the barrier and launch before it. The tiny ADD is the floor of a dispatch.
 
 // perfChainCases: the floor (ADD and SCALE of 2048 floats; SCALE of 2^20 floats, many
-// workgroups), a norm of a 1B's width, and the square
-// mat-vecs of the 1B (2048) and 8B (4096) attention with weights beyond the L2 cache.
+// workgroups), a norm of a 1B's width, the square mat-vecs of the 1B (2048) and 8B
+// (4096) attention with weights beyond the L2 cache, and a decoding token's attention
+// over the short caches of a benchmark's tg128 and over longer ones (head 64 with 32/8
+// and 32/4 heads, head 128 with 32/8).
 func perfChainCases() []*PerfCase {
 	cs := []*PerfCase{perfChainAdd(2048), perfChainScale(2048), perfChainScale(1 << 20), perfChainRMSNorm(2048)}
+	for _, kv := range []int64{256, 1024} {
+		cs = append(cs, perfChainFlashAttn(64, 32, 8, kv), perfChainFlashAttn(64, 32, 4, kv), perfChainFlashAttn(128, 32, 8, kv))
+	}
+	cs = append(cs, perfChainFlashAttn(128, 32, 8, 4096))
 	for _, ta := range []tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_K} {
 		for _, k := range []int64{2048, 4096} {
 			cs = append(cs, perfChainMulMat(ta, k))
@@ -87,6 +94,29 @@ func perfChainMulMat(ta tensor.Type, k int64) *PerfCase {
 				x = b.L.MulMat(b.Ctx, w(i%copies), x)
 				i++
 				return x
+			}
+		},
+	}
+}
+
+// perfChainFlashAttn: q = FLASH_ATTN_EXT(q, K, V, mask) for one query of nh heads of hs
+// over kv positions of nhkv F16 KV heads; the result [hs, nh, 1] is the next query
+// [hs, 1, nh], the same memory.
+func perfChainFlashAttn(hs, nh, nhkv, kv int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("FLASH_ATTN_EXT(hsk=%d,hsv=%d,nh=%d,nh_kv=%d,kv=%d,nb=1,type_KV=f16,chain)", hs, hs, nh, nhkv, kv),
+		Op:   "FLASH_ATTN_EXT",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			q := b.New("q", f32, hs, 1, nh)
+			k := b.New("k", f16, hs, kv, nhkv)
+			v := b.New("v", f16, hs, kv, nhkv)
+			m := b.New("m", f16, kv, 8)
+			scale := float32(1 / math.Sqrt(float64(hs)))
+			return func() ggml.Tensor {
+				out := b.L.FlashAttnExt(b.Ctx, q, k, v, m, scale, 0, 0)
+				b.L.PrecSetAcc(out, ggml.PrecF32)
+				q = b.L.Reshape4D(b.Ctx, out, hs, 1, nh, 1)
+				return q
 			}
 		},
 	}

@@ -67,8 +67,9 @@ const (
 	faTargetGroups = 256
 	// faMaxSplits bounds the KV splits (the reduction's workgroup memory holds a weight each).
 	faMaxSplits = 256
-	// faMaxVPre bounds the V rows a thread loads at the start of a tile (registers).
-	faMaxVPre = 4
+	// faMaxVTColumns bounds the V head size whose tiles are staged in workgroup memory
+	// (VT; 16 KiB at 128).
+	faMaxVTColumns = 128
 )
 
 // faPrecisions are the accumulator precisions handled (op_params[3]): GGML_PREC_DEFAULT
@@ -266,17 +267,22 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		ncgw = (ncg + cpt - 1) / cpt
 	}
 	p.NCGW, p.TP = uint32(ncgw), uint32(faWG/ncgw)
-	// V rows loaded at the start of each tile: the ceil(T / TP) of each thread when there
-	// are few (one group of eight columns per thread, Dv <= 128); else loaded as accumulated.
-	vp := 0
-	if cpt == 1 && (faTile+int(p.TP)-1)/int(p.TP) <= faMaxVPre {
-		vp = (faTile + int(p.TP) - 1) / int(p.TP)
+	// V tiles staged in workgroup memory, each thread keeping whole output columns (VT):
+	// heads of at most faMaxVTColumns V columns, where the tile fits beside the rest; the
+	// others load V rows as they accumulate them.
+	vt := int(p.Dv) <= faMaxVTColumns && faStorage(q.Ne[0], v.Ne[0], r)+faTile*int(p.Dv)*4 <= l.workgroupStorage()
+	vp, opt, vts := 1, 1, 1
+	if vt {
+		vp = (faTile*ncg + faWG - 1) / faWG // the tile's groups of eight V elements a thread loads
+		opt = (r*int(p.Dv)/4 + faWG - 1) / faWG
+		vts = faTile * int(p.Dv) / 4
 	}
 	defs := map[string]string{
+		"VT": flag(vt), "OPT": fmt.Sprint(opt), "VTS": fmt.Sprint(vts),
 		"R": fmt.Sprint(r), "T": fmt.Sprint(faTile), "P": fmt.Sprint(faPart),
 		"CPT": fmt.Sprint(cpt), "QS": fmt.Sprint(r * faHeadClass(q.Ne[0], v.Ne[0]) / 4), "RT": fmt.Sprint(r * faTile), "RTP": fmt.Sprint(r * faWG),
 		"ACC":  fmt.Sprint(2 * r * cpt),
-		"VPRE": fmt.Sprint(vp), "VP": fmt.Sprint(max(vp, 1)), "MP": fmt.Sprint((r*faTile + faWG - 1) / faWG),
+		"VP": fmt.Sprint(vp), "MP": fmt.Sprint((r*faTile + faWG - 1) / faWG),
 		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0", "SPLIT": "0",
 	}
 	ops, tensors := faOperands(&p, q, k, v, m, defs)

@@ -58,8 +58,18 @@ func TestFlashAttnPaths(t *testing.T) {
 	require.Equal(t, "flash_attn_reduce", ds[1].Spec.Kernel)
 	require.Equal(t, uint32(32), p.Splits) // faTargetGroups: 8 KV heads x 32 splits of 4 tiles
 	require.Equal(t, uint32(4*faTile), p.Chunk)
-	require.Equal(t, "4", ds[0].Spec.Defines["VPRE"])
-	require.Equal(t, "1", ds[0].Spec.Defines["RAW_V"]) // V rows loaded ahead as F16 words
+	require.Equal(t, "1", ds[0].Spec.Defines["VT"])    // V tiles staged in workgroup memory,
+	require.Equal(t, "4", ds[0].Spec.Defines["VP"])    // four groups of eight elements a thread,
+	require.Equal(t, "1", ds[0].Spec.Defines["OPT"])   // four rows x 32 groups of four columns over 128 threads,
+	require.Equal(t, "1", ds[0].Spec.Defines["RAW_V"]) // loaded ahead as F16 words
+	// where the tile does not fit, V rows are loaded as they are accumulated
+	small := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
+	ds, err = Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), small)
+	require.NoError(t, err)
+	require.Equal(t, "0", ds[0].Spec.Defines["VT"])
+	ds, err = Lower(flashAttnNode(256, 256, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), l)
+	require.NoError(t, err)
+	require.Equal(t, "0", ds[0].Spec.Defines["VT"], "heads of more than 128 columns")
 	prompt := flashAttnNode(128, 128, 512, 32, 8, 512, tensor.F16, tensor.F16, true, false, 0, 0)
 	ds, err = Lower(prompt, l)
 	require.NoError(t, err)

@@ -2,11 +2,14 @@
 // head (row j of the KV head's rows: query j % NQ of head kvh * RK2 + j / NQ) and the KV
 // positions of its split (all of them without SPLIT), T positions per tile.
 // Per tile: every position's dot products with the R rows (P threads per position, the
-// scaled Q rows in workgroup memory), the online softmax per row (running max and sum in
-// workgroup memory), then the accumulators: thread (slot, tp) keeps, for its CPT groups of
-// eight V columns and every row, the sum over the positions tp, tp + TP, ... of the tile.
-// At the end the TP partitions are added up in workgroup memory and each row is written:
-// normalised into dst, or (SPLIT) as its max, sum and accumulators into `part`.
+// scaled Q rows in workgroup memory), the online softmax (every score at once; running max
+// and sum per row in workgroup memory), then the accumulators. With VT the tile's V rows
+// are staged in workgroup memory as the scores are computed, and each thread keeps OPT
+// groups of four output columns of one row over the whole tile, written at the end as
+// they are. Without (heads of more than 128 V columns), thread (slot, tp) keeps, for its
+// CPT groups of eight V columns and every row, the sum over the positions tp, tp + TP, ...
+// of the tile, and at the end the TP partitions are added up in workgroup memory. Each row
+// is written normalised into dst, or (SPLIT) as its max, sum and accumulators into `part`.
 const R = {{R}}u;
 const T = {{T}}u;
 const P = {{P}}u;
@@ -20,6 +23,10 @@ var<workgroup> row_l: array<f32, R>;          // running sum per row
 var<workgroup> row_a: array<f32, R>;          // the tile's rescale of the accumulators
 var<workgroup> row_mask: array<u32, R>;       // mask row offset
 var<workgroup> row_slope: array<f32, R>;      // ALiBi slope
+#if VT
+const OPT = {{OPT}}u;
+var<workgroup> vt: array<vec4<f32>, {{VTS}}>; // the tile's V rows [T][Dv / 4]
+#endif
 
 #include flash_attn_io
 
@@ -63,8 +70,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     row_slope[lid] = exp2(select(p.L1 * f32(2u * (h - p.NHeadLog2) + 1u), p.L0 * f32(h + 1u), h < p.NHeadLog2));
     row_mask[lid] = (j % p.NQ) * p.M.y + (h % p.Me.z) * p.M.z + (seq % p.Me.w) * p.M.w;
   }
+#if VT
+  var acc4: array<vec4<f32>, OPT>; // output columns 4c..4c+3 of row r, (r, c) = lid + k WG of [R][Dv / 4]
+  for (var k = 0u; k < OPT; k = k + 1u) { acc4[k] = vec4<f32>(0.0); }
+#else
   var acc: array<vec4<f32>, {{ACC}}>; // [R][CPT] pairs of vec4 (eight columns)
   for (var i = 0u; i < 2u * R * CPT; i = i + 1u) { acc[i] = vec4<f32>(0.0); }
+#endif
   workgroupBarrier();
 
   let ts = lid / P;    // the position this thread scores
@@ -72,13 +84,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let slot = lid % p.NCGW;
   let tp = lid / p.NCGW; // the positions this thread accumulates: tp, tp + TP, ...
   for (var t0 = c0; t0 < c1; t0 = t0 + T) {
-#if VPRE
-    // This thread's V rows of the tile, loaded now so that their latency overlaps the scores.
+#if VT
+    // This thread's share of the tile's V rows (element i = lid + k WG of [T][Dv / 8], eight
+    // columns each), loaded now and staged once the scores are computed.
     var vpre: array<VW, {{VP}}>;
     for (var k = 0u; k < {{VP}}u; k = k + 1u) {
-      let t = tp + k * p.TP;
+      let i = lid + k * {{WG}}u;
       vpre[k] = VW();
-      if (tp < p.TP && t < T && t0 + t < c1) { vpre[k] = vw8(vbase + (t0 + t) * p.V.y + 8u * slot); }
+      if (i < T * ncg && t0 + i / ncg < c1) { vpre[k] = vw8(vbase + (t0 + i / ncg) * p.V.y + 8u * (i % ncg)); }
     }
 #endif
 #if MASK
@@ -104,8 +117,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       }
     }
     for (var r = 0u; r < R; r = r + 1u) { part_dot[(r * T + ts) * P + share] = s[r]; }
+#if VT
+    for (var k = 0u; k < {{VP}}u; k = k + 1u) {
+      let i = lid + k * {{WG}}u;
+      if (i < T * ncg) {
+        let vv = v_dec(vpre[k]); // zeros past the split's last position
+        let o = (i / ncg) * dv4 + 2u * (i % ncg);
+        vt[o] = vv[0];
+        vt[o + 1u] = vv[1];
+      }
+    }
+#endif
     workgroupBarrier();
-    // Scores: the parts added, softcap, mask; -Inf for masked and absent positions.
+    // Scores (element e = lid + i WG of [R][T]): the parts added, softcap, mask; -Inf for
+    // masked and absent positions.
+    var xs: array<f32, {{MP}}>;
     for (var i = 0u; i < {{MP}}u; i = i + 1u) {
       let e = lid + i * {{WG}}u;
       if (e >= R * T) { break; }
@@ -123,34 +149,66 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
       }
       ps[e] = x;
+      xs[i] = x;
     }
     workgroupBarrier();
-    // Online softmax, one thread per row.
-    if (lid < R) {
+    // Online softmax, every score at once: its row's max over the tile, the new running
+    // max, its weight and the accumulators' rescale (1 while the row has seen no position).
+    var ws: array<f32, {{MP}}>;
+    var ms: array<f32, {{MP}}>;
+    var rs: array<f32, {{MP}}>;
+    for (var i = 0u; i < {{MP}}u; i = i + 1u) {
+      let e = lid + i * {{WG}}u;
+      if (e >= R * T) { break; }
+      let r = e / T;
       var mx = neg_inf();
-      for (var t = 0u; t < T; t = t + 1u) { mx = max(mx, ps[lid * T + t]); }
-      let mold = row_m[lid];
+      for (var t = 0u; t < T; t = t + 1u) { mx = max(mx, ps[r * T + t]); }
+      let mold = row_m[r];
       let mnew = max(mold, mx);
       var a = 1.0;
-      var sum = 0.0;
+      var w = 0.0;
       if (!is_neg_inf(mnew)) {
         a = select(exp(mold - mnew), 0.0, is_neg_inf(mold));
-        for (var t = 0u; t < T; t = t + 1u) {
-          let x = ps[lid * T + t];
-          let w = select(exp(x - mnew), 0.0, is_neg_inf(x));
-          ps[lid * T + t] = w;
-          sum = sum + w;
-        }
-      } else {
-        for (var t = 0u; t < T; t = t + 1u) { ps[lid * T + t] = 0.0; }
+        w = select(exp(xs[i] - mnew), 0.0, is_neg_inf(xs[i]));
       }
-      row_m[lid] = mnew;
-      row_l[lid] = row_l[lid] * a + sum;
-      row_a[lid] = a;
+      ws[i] = w;
+      ms[i] = mnew;
+      rs[i] = a;
     }
     workgroupBarrier();
+    for (var i = 0u; i < {{MP}}u; i = i + 1u) {
+      let e = lid + i * {{WG}}u;
+      if (e >= R * T) { break; }
+      ps[e] = ws[i];
+      if (e % T == 0u) {
+        row_m[e / T] = ms[i];
+        row_a[e / T] = rs[i];
+      }
+    }
+    workgroupBarrier();
+    // The running sums, a thread per row.
+    if (lid < R) {
+      var sum = 0.0;
+      for (var t = 0u; t < T; t = t + 1u) { sum = sum + ps[lid * T + t]; }
+      row_l[lid] = row_l[lid] * row_a[lid] + sum;
+    }
     // Accumulators: rescaled, then the tile's weighted V rows (a zero weight adds nothing,
     // whatever V holds there).
+#if VT
+    for (var k = 0u; k < OPT; k = k + 1u) {
+      let i = lid + k * {{WG}}u;
+      if (i < R * dv4) {
+        let r = i / dv4;
+        let c = i % dv4;
+        var o = acc4[k] * row_a[r];
+        for (var t = 0u; t < T; t = t + 1u) {
+          let w = ps[r * T + t];
+          o = o + select(vec4<f32>(0.0), w * vt[t * dv4 + c], w != 0.0);
+        }
+        acc4[k] = o;
+      }
+    }
+#else
     if (tp < p.TP) {
       for (var r = 0u; r < R; r = r + 1u) {
         let a = row_a[r];
@@ -160,19 +218,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           acc[i + 1u] = acc[i + 1u] * a;
         }
       }
-#if VPRE
-      for (var k = 0u; k < {{VP}}u; k = k + 1u) {
-        let t = tp + k * p.TP;
-        if (t < T && t0 + t < c1) {
-          let vv = v_dec(vpre[k]); // one group of eight columns (CPT 1), slot < ncg
-          for (var r = 0u; r < R; r = r + 1u) {
-            let w = ps[r * T + t];
-            acc[2u * r] = acc[2u * r] + select(vec4<f32>(0.0), w * vv[0], w != 0.0);
-            acc[2u * r + 1u] = acc[2u * r + 1u] + select(vec4<f32>(0.0), w * vv[1], w != 0.0);
-          }
-        }
-      }
-#else
       for (var t = tp; t < T && t0 + t < c1; t = t + p.TP) {
         let vb = vbase + (t0 + t) * p.V.y;
         for (var c = 0u; c < CPT; c = c + 1u) {
@@ -188,11 +233,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
           }
         }
       }
-#endif
     }
+#endif
     workgroupBarrier();
   }
 
+#if VT
+  for (var k = 0u; k < OPT; k = k + 1u) {
+    let i = lid + k * {{WG}}u;
+    if (i < R * dv4) { store_row(i / dv4, 4u * (i % dv4), acc4[k], row0, kvh, seq, split); }
+  }
+#else
   // The TP partitions of the accumulators added up in qs ([R][Dv]).
   for (var k = 0u; k < p.TP; k = k + 1u) {
     if (tp == k) {
@@ -216,35 +267,38 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
   }
 
-  for (var e = lid; e < R * dv4; e = e + {{WG}}u) {
-    let r = e / dv4;
-    let c = 4u * (e % dv4);
-    let j = row0 + r;
-    if (j >= p.Rows) { continue; }
-    let h = kvh * p.RK2 + j / p.NQ;
-    let row = (seq * p.NQ + j % p.NQ) * p.NHead + h; // dst row: [Dv, n_head, n_q, n_seq]
-    let m = row_m[r];
-    let l = row_l[r];
-    var o = qs[e];
+  for (var e = lid; e < R * dv4; e = e + {{WG}}u) { store_row(e / dv4, 4u * (e % dv4), qs[e], row0, kvh, seq, split); }
+#endif
+}
+
+// store_row writes output columns c..c+3 of the tile's row r, o: normalised into dst, or
+// (SPLIT) with the row's max and sum into part.
+fn store_row(r: u32, c: u32, acc: vec4<f32>, row0: u32, kvh: u32, seq: u32, split: u32) {
+  let j = row0 + r;
+  if (j >= p.Rows) { return; }
+  let h = kvh * p.RK2 + j / p.NQ;
+  let row = (seq * p.NQ + j % p.NQ) * p.NHead + h; // dst row: [Dv, n_head, n_q, n_seq]
+  let m = row_m[r];
+  let l = row_l[r];
+  var o = acc;
 #if SPLIT
-    let b = (row * p.Splits + split) * (p.Dv + 2u);
-    if (c == 0u) {
-      part_set(b, m);
-      part_set(b + 1u, l);
-    }
-    for (var i = 0u; i < 4u; i = i + 1u) { part_set(b + 2u + c + i, o[i]); }
-#else
-    var sum = l;
-#if SINKS
-    // The sink: one more logit, with no value.
-    let sk = sinks_get(h);
-    let mn = max(m, sk);
-    let a = select(exp(m - mn), 0.0, is_neg_inf(m));
-    sum = l * a + exp(sk - mn);
-    o = o * a;
-#endif
-    let inv = select(1.0 / sum, 0.0, sum == 0.0);
-    for (var i = 0u; i < 4u; i = i + 1u) { dst_set(row * p.Dv + c + i, o[i] * inv); }
-#endif
+  let b = (row * p.Splits + split) * (p.Dv + 2u);
+  if (c == 0u) {
+    part_set(b, m);
+    part_set(b + 1u, l);
   }
+  for (var i = 0u; i < 4u; i = i + 1u) { part_set(b + 2u + c + i, o[i]); }
+#else
+  var sum = l;
+#if SINKS
+  // The sink: one more logit, with no value.
+  let sk = sinks_get(h);
+  let mn = max(m, sk);
+  let a = select(exp(m - mn), 0.0, is_neg_inf(m));
+  sum = l * a + exp(sk - mn);
+  o = o * a;
+#endif
+  let inv = select(1.0 / sum, 0.0, sum == 0.0);
+  for (var i = 0u; i < 4u; i = i + 1u) { dst_set(row * p.Dv + c + i, o[i] * inv); }
+#endif
 }
