@@ -16,8 +16,8 @@ import (
 // them in one, a workgroup per token, storing the softmax, the sorted experts, the
 // weights and their normalised values (the sum and its clamp stay in the kernel). The
 // softmax takes soft_max.wgsl's workgroup size and its row reductions (soft_max_row.wgsl),
-// and the sort sort.wgsl's network and order (bitonic.wgsl, ties by index), so the experts
-// chosen are those of the unfused nodes.
+// and the sort sort.wgsl's order (ties by index; by rank for rows of few experts, else
+// sort.wgsl's network, bitonic.wgsl), so the experts chosen are those of the unfused nodes.
 
 // moeRouterParams are the parameters of moe_router.wgsl.
 type moeRouterParams struct {
@@ -30,6 +30,12 @@ type moeRouterParams struct {
 // moeRouterMaxExperts bounds the experts of a fused router: the softmax and the sort keep
 // a row in workgroup memory (8 KiB at 1,024).
 const moeRouterMaxExperts = 1024
+
+// moeRouterRankWork bounds the comparisons an invocation makes to rank its experts (RANK:
+// each expert's place the count of those before it, E per expert), where the bitonic
+// network's stages, a barrier each, would cost more: 128 experts (64 invocations of two)
+// take 256 comparisons where the network takes 28 stages.
+const moeRouterRankWork = 512
 
 // moeRouterRow is the router's row, with the normalisation (SUM_ROWS, CLAMP, DIV) when
 // norm.
@@ -169,7 +175,10 @@ func lowerMoERouter(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	for int64(np) < sm.Ne[0] {
 		np *= 2
 	}
-	s := spec("moe_router", rowGroup(sm.Ne[0], l), p, map[string]string{"NP": fmt.Sprint(np), "NORM": flag(r.div != nil)}, ops...)
+	wg := rowGroup(sm.Ne[0], l)
+	rpt := (int(sm.Ne[0]) + wg - 1) / wg
+	s := spec("moe_router", wg, p, map[string]string{"NP": fmt.Sprint(np), "NORM": flag(r.div != nil), "SHARED_ROW": "1",
+		"RANK": flag(int(sm.Ne[0])*rpt <= moeRouterRankWork), "RPT": fmt.Sprint(rpt)}, ops...)
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.T), l)}}, nil
 }
 

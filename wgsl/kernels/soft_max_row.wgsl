@@ -4,13 +4,19 @@
 // values. The kernel's parameters hold A (src0's strides) and Scale; with MASK it binds
 // mask.
 
-// logit returns element j of the row at a, scaled and masked (mask row at m).
+// logit returns element j of the row at a, scaled and masked (mask row at m). With
+// SHARED_ROW the including kernel has stored the row's scaled logits in the workgroup
+// array row (a, m and slope unused).
 fn logit(a: u32, m: u32, j: u32, slope: f32) -> f32 {
+#if SHARED_ROW
+  return row[j];
+#else
   var v = src0_get(a + j * p.A.x) * p.Scale;
 #if MASK
   v = v + slope * mask_get(m + j);
 #endif
   return v;
+#endif
 }
 
 // row_max returns the largest logit of the n elements of the row at a.
