@@ -743,7 +743,8 @@ func (e *PerfEnv) Measure(c *PerfCase, d *PerfDevice, opts PerfOptions) (res Per
 	}()
 	l := e.L
 	maxReps := max(opts.MaxReps, 1)
-	mem := l.TensorOverhead()*uint64(4*maxReps+64) + 2*l.GraphOverhead() + 1<<16
+	// up to 16 tensors a repetition (a pattern a backend fuses, with its views)
+	mem := l.TensorOverhead()*uint64(16*maxReps+64) + 2*l.GraphOverhead() + 1<<16
 	ctx := l.Init(uintptr(mem), true)
 	if ctx == 0 {
 		res.Msg = "ggml_init failed"

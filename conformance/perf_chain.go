@@ -18,13 +18,15 @@ import (
 // workgroups), a norm of a 1B's width, the square mat-vecs of the 1B (2048) and 8B
 // (4096) attention with weights beyond the L2 cache, and a decoding token's attention
 // over the short caches of a benchmark's tg128 and over longer ones (head 64 with 32/8
-// and 32/4 heads, head 128 with 32/8).
+// and 32/4 heads, head 128 with 32/8), and a decoding token's router of a mixture of
+// experts.
 func perfChainCases() []*PerfCase {
 	cs := []*PerfCase{perfChainAdd(2048), perfChainScale(2048), perfChainScale(1 << 20), perfChainRMSNorm(2048)}
 	for _, kv := range []int64{256, 1024} {
 		cs = append(cs, perfChainFlashAttn(64, 32, 8, kv), perfChainFlashAttn(64, 32, 4, kv), perfChainFlashAttn(128, 32, 8, kv))
 	}
 	cs = append(cs, perfChainFlashAttn(128, 32, 8, 4096))
+	cs = append(cs, perfChainMoERouter(128, 8), perfChainMoERouter(32, 4))
 	for _, ta := range []tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_K} {
 		for _, k := range []int64{2048, 4096} {
 			cs = append(cs, perfChainMulMat(ta, k))
@@ -117,6 +119,31 @@ func perfChainFlashAttn(hs, nh, nhkv, kv int64) *PerfCase {
 				b.L.PrecSetAcc(out, ggml.PrecF32)
 				q = b.L.Reshape4D(b.Ctx, out, hs, 1, nh, 1)
 				return q
+			}
+		},
+	}
+}
+
+// perfChainMoERouter: llama's router of a mixture of experts for one token (SOFT_MAX,
+// ARGSORT, the first used experts, GET_ROWS of their probabilities, their normalisation,
+// which backends fuse), then x = x + the first normalised weight (an ADD, the floor of a
+// dispatch) so that the next repetition depends on it.
+func perfChainMoERouter(experts, used int64) *PerfCase {
+	return &PerfCase{
+		Name:  fmt.Sprintf("GRAPH(moe_router,experts=%d,used=%d,tokens=1,norm=true,chain)", experts, used),
+		Op:    "GRAPH",
+		Chain: true,
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			x := b.New("x", f32, experts, 1)
+			return func() ggml.Tensor {
+				probs := l.SoftMax(ctx, x)
+				sorted := l.Argsort(ctx, probs, ggml.SortDesc)
+				chosen := l.View2D(ctx, sorted, used, 1, sorted.Nb()[1], 0)
+				w := l.Reshape4D(ctx, l.GetRows(ctx, l.Reshape4D(ctx, probs, 1, experts, 1, 1), chosen), used, 1, 1, 1)
+				norm := l.Div(ctx, w, l.Clamp(ctx, l.SumRows(ctx, w), 6.103515625e-5, float32(math.Inf(1)), false))
+				x = l.Add(ctx, x, l.View2D(ctx, norm, 1, 1, norm.Nb()[1], 0))
+				return x
 			}
 		},
 	}

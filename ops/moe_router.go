@@ -178,7 +178,7 @@ func lowerMoERouter(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	wg := rowGroup(sm.Ne[0], l)
 	rpt := (int(sm.Ne[0]) + wg - 1) / wg
 	s := spec("moe_router", wg, p, map[string]string{"NP": fmt.Sprint(np), "NORM": flag(r.div != nil), "SHARED_ROW": "1",
-		"RANK": flag(int(sm.Ne[0])*rpt <= moeRouterRankWork), "RPT": fmt.Sprint(rpt)}, ops...)
+		"RANK": flag(int(sm.Ne[0])*rpt <= moeRouterRankWork), "RPT": fmt.Sprint(rpt), "U": fmt.Sprint(min(np, 4))}, ops...)
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.T), l)}}, nil
 }
 

@@ -38,6 +38,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let v = exp(row[j] - mx) * inv;
       row[j] = v;
       probs_set(t * p.P.y + j * p.P.x, v);
+    } else {
+      row[j] = -1.0;
     }
     order[j] = j;
   }
@@ -46,12 +48,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   storageBarrier();
   workgroupBarrier();
 #if RANK
+  // Expert j's place: the experts before it (larger, or equal and of a lower index), counted
+  // for this invocation's RPT experts at once, U values read at a time (the padding past
+  // the last expert holds -1, after every probability).
+  var vj: array<f32, {{RPT}}>;
   var rank: array<u32, {{RPT}}>;
   for (var k = 0u; k < {{RPT}}u; k = k + 1u) {
-    let j = lid + k * {{WG}}u;
-    var n = 0u;
-    for (var i = 0u; i < p.E; i = i + 1u) { n = n + u32(precedes(0u, i, j)); }
-    rank[k] = n;
+    vj[k] = row[min(lid + k * {{WG}}u, p.E - 1u)];
+    rank[k] = 0u;
+  }
+  for (var i = 0u; i < NP; i = i + {{U}}u) {
+#for Q {{U}}
+    let v{{Q}} = row[i + {{Q}}u];
+#endfor
+    for (var k = 0u; k < {{RPT}}u; k = k + 1u) {
+      let j = lid + k * {{WG}}u;
+#for Q {{U}}
+      rank[k] = rank[k] + u32(v{{Q}} > vj[k] || (v{{Q}} == vj[k] && i + {{Q}}u < j));
+#endfor
+    }
   }
   for (var k = 0u; k < {{RPT}}u; k = k + 1u) {
     let j = lid + k * {{WG}}u;
