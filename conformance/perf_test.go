@@ -101,11 +101,14 @@ func TestPerfCases(t *testing.T) {
 	require.Len(t, FilterPerf(cs, "FFN_GATE"), 8+3)
 	require.Len(t, FilterPerf(cs, "m=128256,"), 14)
 	require.Len(t, FilterPerf(cs, "MUL_MAT_ID"), 21)
-	// attention: 4 of the 8B's head, 3 prompts (one of a 1B's head), 3 short decodes
-	require.Len(t, FilterPerf(cs, "FLASH_ATTN_EXT"), 4+3+3)
-	require.Len(t, FilterPerf(cs, "nb=1,"), 2+3)
-	// chains: the floor, a norm, 3 formats x 2 square mat-vecs
-	require.Len(t, FilterPerf(cs, ",chain)"), 4+6)
+	// attention: 4 of the 8B's head, 3 prompts (one of a 1B's head), 3 short decodes, 7
+	// decoding chains
+	require.Len(t, FilterPerf(cs, "FLASH_ATTN_EXT"), 4+3+3+7)
+	require.Len(t, FilterPerf(cs, "nb=1,"), 2+3+7)
+	// chains: the floor, a norm, 3 formats x 2 square mat-vecs, 7 decoding attentions, 2
+	// routers
+	require.Len(t, FilterPerf(cs, ",chain)"), 4+6+7+2)
+	require.Len(t, FilterPerf(cs, "GRAPH(moe_router"), 2)
 }
 
 // TestPerfColdCopies builds a cold-weight case (perfMulMatCold) and checks that its
