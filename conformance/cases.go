@@ -53,7 +53,25 @@ func Cases() []*Case {
 	cs = append(cs, normRegCases()...)
 	cs = append(cs, faReduceCases()...)
 	cs = append(cs, mulMatSwarCases()...)
-	return cs
+	return append(cs, placedCases(cs)...)
+}
+
+// placedCases are the fused patterns' cases (GRAPH, KV_STORE) again with their results
+// placed by ggml-alloc (Case.Placed), as a model's compute buffer places them: a result
+// over the memory of one no later node reads, which the fusions' guards must refuse or
+// the kernels handle. Those already placed are not repeated.
+func placedCases(cs []*Case) []*Case {
+	var out []*Case
+	for _, c := range cs {
+		if (c.Op != "GRAPH" && c.Op != "KV_STORE") || c.Placed || !strings.HasSuffix(c.Name, ")") {
+			continue
+		}
+		p := *c
+		p.Name = strings.TrimSuffix(c.Name, ")") + ",placed)"
+		p.Placed = true
+		out = append(out, &p)
+	}
+	return out
 }
 
 // Filter returns the cases whose name or op family contains substr, or one of its

@@ -214,6 +214,14 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 		if !l.GallocrAllocGraph(a, g) {
 			return nil, "", fmt.Errorf("ggml_gallocr_alloc_graph failed")
 		}
+		// views that are no node of the graph (views come after their sources)
+		for _, t := range l.Tensors(ctx) {
+			if v := t.ViewSrc(); v != 0 && t.Data() == 0 && v.Data() != 0 {
+				if st := l.ViewInit(t); st != tensor.StatusSuccess {
+					return nil, "", fmt.Errorf("ggml_backend_view_init(%s) returned status %d", t.Name(), st)
+				}
+			}
+		}
 	}
 	buf, err := allocRest(l, ctx, be)
 	if err != nil {
