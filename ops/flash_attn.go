@@ -281,8 +281,8 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		"VT": flag(vt), "OPT": fmt.Sprint(opt), "VTS": fmt.Sprint(vts),
 		"R": fmt.Sprint(r), "T": fmt.Sprint(faTile), "P": fmt.Sprint(faPart),
 		"CPT": fmt.Sprint(cpt), "QS": fmt.Sprint(r * faHeadClass(q.Ne[0], v.Ne[0]) / 4), "RT": fmt.Sprint(r * faTile), "RTP": fmt.Sprint(r * faWG),
-		"ACC":  fmt.Sprint(2 * r * cpt),
-		"VP": fmt.Sprint(vp), "MP": fmt.Sprint((r*faTile + faWG - 1) / faWG),
+		"ACC": fmt.Sprint(2 * r * cpt),
+		"VP":  fmt.Sprint(vp), "MP": fmt.Sprint((r*faTile + faWG - 1) / faWG),
 		"VEC_K": "0", "VEC_V": "0", "MASK": "0", "SINKS": "0", "SPLIT": "0",
 	}
 	ops, tensors := faOperands(&p, q, k, v, m, defs)
