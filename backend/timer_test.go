@@ -1,0 +1,17 @@
+package backend
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The graphs' spread names their median, the first graph's time and the largest, in µs:
+// a GPU whose clocks rise over the first graphs makes the first the largest.
+func TestGraphSpread(t *testing.T) {
+	k := &kernelTimer{}
+	require.Equal(t, "no graph timed", k.graphSpread())
+	k.graphs = []uint64{7_500_000, 2_100_000, 2_200_000, 2_150_000, 2_180_000} // ns
+	require.Contains(t, k.graphSpread(), "per graph: median 2180.0 µs, first 7500.0, largest 7500.0, over 5 graphs")
+	require.Equal(t, uint64(7_500_000), k.graphs[0], "the times kept in their order")
+}
