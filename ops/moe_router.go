@@ -64,6 +64,11 @@ type moeRouter struct {
 	softMax, argsort, weights, div *tensor.Tensor
 }
 
+// single reports whether the router is a single token's: its one workgroup reads every
+// logit and stores the softmax before the barriers behind which it stores the rest, so
+// those stores may lie over the logits and the softmax (guardMoERouter, lowerMoERouter).
+func (r moeRouter) single() bool { return r.softMax.Ne[1] == 1 }
+
 // moeRouterOf returns the router of a match, or false where its nodes are not linked as
 // llama links them: the RESHAPE of probs to [1, E, T] over the same memory, the VIEW of the
 // sorted experts' first K columns, GET_ROWS of the one by the other, and the weights'
@@ -128,9 +133,8 @@ func guardMoERouter(n []*tensor.Tensor, l *Limits) bool {
 	if r.div != nil {
 		outs = append(outs, r.div)
 	}
-	single := r.softMax.Ne[1] == 1
 	for i, o := range outs {
-		late := single && o != r.softMax // stored behind the barriers
+		late := r.single() && o != r.softMax // stored behind the barriers
 		if overlaps(o, x) && !(o == r.softMax && sameLayout(o, x)) && !late {
 			return false
 		}
@@ -164,17 +168,14 @@ func lowerMoERouter(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		ops = append(ops, out("norm", r.div))
 		tensors = append(tensors, r.div)
 	}
-	if sm.Ne[1] == 1 {
-		// a single token's stores behind the barriers may lie over the logits and the
-		// softmax (guardMoERouter)
+	if r.single() {
+		// the stores behind the barriers (the sorted experts, the weights, their
+		// normalisation) may lie over the logits and the softmax
 		for i := 2; i < len(ops); i++ {
 			ops[i].Overlaps = true
 		}
 	}
-	np := 1
-	for int64(np) < sm.Ne[0] {
-		np *= 2
-	}
+	np := pow2Ceil(sm.Ne[0])
 	wg := rowGroup(sm.Ne[0], l)
 	rpt := (int(sm.Ne[0]) + wg - 1) / wg
 	s := spec("moe_router", wg, p, map[string]string{"NP": fmt.Sprint(np), "NORM": flag(r.div != nil), "SHARED_ROW": "1",

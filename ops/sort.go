@@ -52,13 +52,20 @@ func supportsSort(t *tensor.Tensor, _ *Limits) bool {
 	return t.Ne[0] <= a.Ne[0] && t.Ne[1] == a.Ne[1] && t.Ne[2] == a.Ne[2] && t.Ne[3] == a.Ne[3]
 }
 
+// pow2Ceil returns the least power of two no smaller than n (1 for n <= 1): the length of
+// a bitonic network's row (sort.wgsl, moe_router.wgsl).
+func pow2Ceil(n int64) int {
+	np := 1
+	for int64(np) < n {
+		np *= 2
+	}
+	return np
+}
+
 func lowerSort(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a := t.Src[0]
 	p := sortParams{Ne: dims(a), A: strides(a), D: strides(t), Rows: uint32(a.Ne[1] * a.Ne[2] * a.Ne[3]), Out: uint32(t.Ne[0])}
-	np := 1
-	for int64(np) < a.Ne[0] {
-		np *= 2
-	}
+	np := pow2Ceil(a.Ne[0])
 	desc := "0"
 	if t.Op == tensor.OpTopK || t.Params[0] == 1 {
 		desc = "1"
