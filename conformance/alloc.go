@@ -39,16 +39,24 @@ func allocInputsApart(l *ggml.Lib, ctx ggml.Context, be ggml.Backend, apart func
 			return 0, fmt.Errorf("ggml_backend_tensor_alloc(%s) returned status %d", t.Name(), st)
 		}
 	}
-	// Views come after their sources in a context.
+	if err := initViews(l, ctx, func(v ggml.Tensor) bool { return v.Buffer() == buf }); err != nil {
+		l.BufferFree(buf)
+		return 0, err
+	}
+	return buf, nil
+}
+
+// initViews places the views of ctx not yet placed whose source is placed, where in
+// admits the source (ggml_backend_view_init); views come after their sources in a context.
+func initViews(l *ggml.Lib, ctx ggml.Context, in func(src ggml.Tensor) bool) error {
 	for _, t := range l.Tensors(ctx) {
-		if v := t.ViewSrc(); v != 0 && t.Data() == 0 && v.Data() != 0 && v.Buffer() == buf {
+		if v := t.ViewSrc(); v != 0 && t.Data() == 0 && v.Data() != 0 && in(v) {
 			if st := l.ViewInit(t); st != tensor.StatusSuccess {
-				l.BufferFree(buf)
-				return 0, fmt.Errorf("ggml_backend_view_init(%s) returned status %d", t.Name(), st)
+				return fmt.Errorf("ggml_backend_view_init(%s) returned status %d", t.Name(), st)
 			}
 		}
 	}
-	return buf, nil
+	return nil
 }
 
 // allocRest allocates the tensors of ctx not yet placed on be

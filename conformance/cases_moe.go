@@ -197,25 +197,43 @@ func moeRouterCases() []*Case {
 				if c.gate {
 					logits = l.MulMat(ctx, b.New("gate_inp", f32, 64, c.experts), b.New("x", f32, 64, c.tokens))
 				}
-				probs := l.SoftMax(ctx, logits)
-				sorted := l.Argsort(ctx, probs, ggml.SortDesc)
-				chosen := l.View2D(ctx, sorted, c.used, c.tokens, sorted.Nb()[1], 0)
-				weights := l.GetRows(ctx, l.Reshape4D(ctx, probs, 1, c.experts, c.tokens, 1), chosen)
-				b.Check(sorted)
+				r := moeRouterGraph(l, ctx, logits, c.used, c.norm)
+				b.Check(r.sorted)
 				if !c.gate { // checked, they would be kept as outputs
-					b.Check(probs)
+					b.Check(r.probs)
 					if c.norm {
-						b.Check(weights)
+						b.Check(r.weights)
 					}
 				}
-				if !c.norm {
-					return weights
-				}
-				w := l.Reshape4D(ctx, weights, c.used, c.tokens, 1, 1)
-				return l.Div(ctx, w, l.Clamp(ctx, l.SumRows(ctx, w), 6.103515625e-5, float32(math.Inf(1)), false))
+				return r.out
 			}})
 	}
 	return cs
+}
+
+// moeRouter is the nodes of llama's router that moeRouterGraph builds.
+type moeRouter struct {
+	probs, sorted, weights ggml.Tensor // SOFT_MAX, ARGSORT, GET_ROWS of the chosen
+	out                    ggml.Tensor // the weights, normalised with norm
+}
+
+// moeRouterGraph builds llama's router over logits [experts, tokens]: SOFT_MAX, ARGSORT
+// descending, a VIEW of the first used experts, GET_ROWS of their probabilities and, with
+// norm, those divided by their sum clamped (SUM_ROWS, CLAMP, DIV).
+func moeRouterGraph(l *ggml.Lib, ctx ggml.Context, logits ggml.Tensor, used int64, norm bool) moeRouter {
+	ne := logits.Ne()
+	experts, tokens := ne[0], ne[1]
+	var r moeRouter
+	r.probs = l.SoftMax(ctx, logits)
+	r.sorted = l.Argsort(ctx, r.probs, ggml.SortDesc)
+	chosen := l.View2D(ctx, r.sorted, used, tokens, r.sorted.Nb()[1], 0)
+	r.weights = l.GetRows(ctx, l.Reshape4D(ctx, r.probs, 1, experts, tokens, 1), chosen)
+	r.out = r.weights
+	if norm {
+		w := l.Reshape4D(ctx, r.weights, used, tokens, 1, 1)
+		r.out = l.Div(ctx, w, l.Clamp(ctx, l.SumRows(ctx, w), 6.103515625e-5, float32(math.Inf(1)), false))
+	}
+	return r
 }
 
 // moeCases are the mixture-of-experts and reduction families, in report order.

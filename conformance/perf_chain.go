@@ -137,11 +137,7 @@ func perfChainMoERouter(experts, used int64) *PerfCase {
 			l, ctx := b.L, b.Ctx
 			x := b.New("x", f32, experts, 1)
 			return func() ggml.Tensor {
-				probs := l.SoftMax(ctx, x)
-				sorted := l.Argsort(ctx, probs, ggml.SortDesc)
-				chosen := l.View2D(ctx, sorted, used, 1, sorted.Nb()[1], 0)
-				w := l.Reshape4D(ctx, l.GetRows(ctx, l.Reshape4D(ctx, probs, 1, experts, 1, 1), chosen), used, 1, 1, 1)
-				norm := l.Div(ctx, w, l.Clamp(ctx, l.SumRows(ctx, w), 6.103515625e-5, float32(math.Inf(1)), false))
+				norm := moeRouterGraph(l, ctx, x, used, true).out
 				x = l.Add(ctx, x, l.View2D(ctx, norm, 1, 1, norm.Nb()[1], 0))
 				return x
 			}

@@ -214,13 +214,9 @@ func (r *Runner) eval(c *Case, be ggml.Backend, checkSupport bool) (out []float3
 		if !l.GallocrAllocGraph(a, g) {
 			return nil, "", fmt.Errorf("ggml_gallocr_alloc_graph failed")
 		}
-		// views that are no node of the graph (views come after their sources)
-		for _, t := range l.Tensors(ctx) {
-			if v := t.ViewSrc(); v != 0 && t.Data() == 0 && v.Data() != 0 {
-				if st := l.ViewInit(t); st != tensor.StatusSuccess {
-					return nil, "", fmt.Errorf("ggml_backend_view_init(%s) returned status %d", t.Name(), st)
-				}
-			}
+		// views that are no node of the graph
+		if err := initViews(l, ctx, func(ggml.Tensor) bool { return true }); err != nil {
+			return nil, "", err
 		}
 	}
 	buf, err := allocRest(l, ctx, be)
