@@ -9,12 +9,12 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
-// mulMatSwarCases cover the integer mat-vec of 4-bit weights (ops/mul_mat_vec_q4.go: one
-// column quantized to 8 bits per block of 32 as the kernel reads it): Q4_0, Q4_1 and
-// Q4_K at K of 256, 2048, 4096 and 12544, rows not a multiple of the workgroup's, src0
+// mulMatSwarCases cover the integer mat-vec of 4-bit and 8-bit weights
+// (ops/mul_mat_vec_q4.go: one column quantized to 8 bits per block of 32 as the kernel
+// reads it): Q4_0, Q4_1, Q4_K and Q8_0 at K of 256, 2048, 4096 and 12544, rows not a multiple of the workgroup's, src0
 // broadcast over dims 2 and 3, activations spanning six orders of magnitude across
 // blocks with an all-zero block (its scale 0: results must stay finite), weights and
-// activations at their extremes (nibbles 0 and 15 against +-127), and the fused
+// activations at their extremes (nibbles 0 and 15, bytes +-127, against +-127), and the fused
 // feed-forward gate (swarGLUCases); Q6_K's in mulMatSwarQ6Cases. Only the product of
 // 8192 x 4096 (Q4_0) reaches the kernel's size threshold in the suite;
 // TestConformanceSwar runs them all with the threshold at one weight, where every one
@@ -22,7 +22,7 @@ import (
 func mulMatSwarCases() []*Case {
 	one := [2]int64{1, 1}
 	var cs []*Case
-	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q8_0} {
 		for _, k := range []int64{256, 2048, 4096, 12544} {
 			cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 37, n: 1, k: k, bs: one, nr: one}))
 		}
@@ -43,7 +43,7 @@ func mulMatSwarCases() []*Case {
 func mulMatSwarColsCases() []*Case {
 	one := [2]int64{1, 1}
 	var cs []*Case
-	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q8_0} {
 		for _, n := range []int64{2, 3, 4, 8} {
 			cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 37, n: n, k: 2048, bs: one, nr: one}))
 		}
@@ -61,13 +61,14 @@ func mulMatSwarColsCases() []*Case {
 // kernel kept in 32 KiB of workgroup memory.
 func swarGLUCases() []*Case {
 	var cs []*Case
-	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q8_0} {
 		cs = append(cs, swarGLUCase(ta, 48, 256, 1))
 	}
-	cs = append(cs, swarGLUCase(tensor.Q4_0, 20, 14336, 1), swarGLUCase(tensor.Q4_K, 20, 14336, 1), swarGLUCase(tensor.Q6_K, 12, 2048, 1))
+	cs = append(cs, swarGLUCase(tensor.Q4_0, 20, 14336, 1), swarGLUCase(tensor.Q4_K, 20, 14336, 1), swarGLUCase(tensor.Q6_K, 12, 2048, 1),
+		swarGLUCase(tensor.Q8_0, 20, 14336, 1))
 	// several columns (the kernel's XQ form by NCOLS)
 	return append(cs, swarGLUCase(tensor.Q4_0, 20, 2048, 2), swarGLUCase(tensor.Q4_1, 11, 512, 3), swarGLUCase(tensor.Q4_K, 20, 2048, 4),
-		swarGLUCase(tensor.Q4_0, 7, 256, 4))
+		swarGLUCase(tensor.Q4_0, 7, 256, 4), swarGLUCase(tensor.Q8_0, 20, 2048, 3))
 }
 
 // swarGLUCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and n
@@ -113,7 +114,8 @@ func blockRange(r *rand.Rand, n int) []float32 {
 }
 
 // signs draws +1 and -1: quantized by ggml, the weights' nibbles are 0 and 15 (Q4_0, Q4_1;
-// Q4_K's largest and smallest; Q6_K's -32 and 31), the activations +-127.
+// Q4_K's largest and smallest; Q6_K's -32 and 31; Q8_0's bytes +-127), the activations
+// +-127.
 func signs(r *rand.Rand, n int) []float32 {
 	v := make([]float32, n)
 	for i := range v {

@@ -28,6 +28,19 @@ type mmidSpec struct {
 	permB, viewA, view bool // b permuted; as a padded view; ids a view of wider rows
 }
 
+// mulMatIDSwarCases are decode-sized MUL_MAT_IDs of the formats that the integer
+// mat-vec's IDS form takes (ops.swarIDApplies): a gate's (one row of b a token, broadcast to
+// eight slots) and a down product's (a row of b a slot) by one and two tokens.
+func mulMatIDSwarCases() []*Case {
+	var cs []*Case
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+		cs = append(cs,
+			mulMatIDCase(mmidSpec{ta: ta, mats: 16, used: 8, bcast: true, m: 40, n: 1, k: 2048}),
+			mulMatIDCase(mmidSpec{ta: ta, mats: 16, used: 8, m: 72, n: 2, k: 768}))
+	}
+	return cs
+}
+
 func mulMatIDCases() []*Case {
 	var cs []*Case
 	for _, ta := range []tensor.Type{f32, f16} {
@@ -63,6 +76,7 @@ func mulMatIDCases() []*Case {
 		k := int64(ta.BlockElems())
 		cs = append(cs, mulMatIDCase(mmidSpec{ta: ta, mats: 1100, used: 2, m: 8, n: 70, k: k}))
 	}
+	cs = append(cs, mulMatIDSwarCases()...)
 	for _, ta := range quantTypes {
 		k := max(int64(64), int64(ta.BlockElems())) // whole blocks
 		for _, n := range []int64{1, 4, 9} {

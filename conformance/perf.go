@@ -235,14 +235,14 @@ func PerfCases() []*PerfCase {
 			}
 		}
 	}
-	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.Q8_0} {
 		for _, km := range [][2]int64{{2048, 2048}, {2048, 512}, {8192, 2048}, {2048, 8192}, {4096, 4096}, {4096, 1024}} {
 			cs = append(cs, perfMulMatCold(ta, km[0], km[1], 1))
 		}
 	}
 	// Small batches of the 1B's products and the 8B's square ones (where several columns
 	// take the integer mat-vec from: ops.swarApplies).
-	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K} {
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.Q8_0} {
 		for _, km := range [][2]int64{{2048, 2048}, {8192, 2048}, {2048, 8192}, {4096, 4096}} {
 			for _, n := range []int64{2, 4} {
 				cs = append(cs, perfMulMatCold(ta, km[0], km[1], n))
@@ -298,6 +298,9 @@ func PerfCases() []*PerfCase {
 	for _, n := range []int64{4, 8, 16, 32, 64, 128, 256, 512} {
 		cs = append(cs, perfMulMatID(tensor.Q4_K, 128, 8, 2048, 768, n), perfMulMatID(tensor.MXFP4, 32, 4, 2880, 2880, n))
 	}
+	// A decoding token's (one token's) gate or up product (a row of b for every slot) and
+	// down product (a row of b a slot) of the 30B-A3B-like experts.
+	cs = append(cs, perfMulMatIDBcast(tensor.Q4_K, 128, 8, 2048, 768), perfMulMatID(tensor.Q4_K, 128, 8, 768, 2048, 1))
 	cs = append(cs, perfMulMatID(tensor.Q4_K, 128, 8, 768, 2048, 512))
 	// the same with every token routed within a pool of a few experts (2 x used), as a
 	// model with random weights routes its tokens
@@ -336,6 +339,22 @@ func perfMulMatIDPool(ta tensor.Type, experts, used, k, m, n, pool int64) *PerfC
 			as := b.New("as", ta, k, m, experts)
 			x := b.New("b", f32, k, used, n)
 			ids := b.Index("ids", tensor.I32, pool, used, n)
+			return func() ggml.Tensor { return b.L.MulMatID(b.Ctx, as, x, ids) }
+		},
+	}
+}
+
+// perfMulMatIDBcast is a MUL_MAT_ID of one token whose one row of activations b every
+// slot reads (a feed-forward's gate or up product): experts [k, m, experts] of type ta,
+// ids drawn from every expert.
+func perfMulMatIDBcast(ta tensor.Type, experts, used, k, m int64) *PerfCase {
+	return &PerfCase{
+		Name: fmt.Sprintf("MUL_MAT_ID(type_a=%s,type_b=f32,n_mats=%d,n_used=%d,m=%d,n=1,k=%d,b=bcast)", ta, experts, used, m, k),
+		Op:   "MUL_MAT_ID",
+		Build: func(b *PerfBuilder) func() ggml.Tensor {
+			as := b.New("as", ta, k, m, experts)
+			x := b.New("b", f32, k, 1, 1)
+			ids := b.Index("ids", tensor.I32, experts, used, 1)
 			return func() ggml.Tensor { return b.L.MulMatID(b.Ctx, as, x, ids) }
 		},
 	}

@@ -14,7 +14,7 @@ import (
 // the GLU); the figures are per repetition of all three.
 func perfFFNGateCases() []*PerfCase {
 	var cs []*PerfCase
-	for _, ta := range []tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+	for _, ta := range []tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.Q8_0} {
 		for _, km := range [][2]int64{{2048, 8192}, {4096, 14336}} {
 			cs = append(cs, perfFFNGate(ta, km[0], km[1], 1))
 		}

@@ -55,6 +55,18 @@ func TestSwarPlans(t *testing.T) {
 	}
 }
 
+// TestSwarIDPlans checks that the decode-sized MUL_MAT_IDs of the nibble formats
+// (mulMatIDSwarCases) take the integer mat-vec's IDS form, one dispatch each.
+func TestSwarIDPlans(t *testing.T) {
+	env := openTestEnv(t)
+	for _, c := range mulMatIDSwarCases() {
+		keys, err := env.Kernels(c)
+		require.NoError(t, err, c.Name)
+		require.Len(t, keys, 1, "%s: %v", c.Name, keys)
+		require.True(t, strings.HasPrefix(keys[0], "mul_mat_vec_q4;") && strings.Contains(keys[0], ";IDS=1;"), "%s: %v", c.Name, keys)
+	}
+}
+
 // TestConformanceSwarXQ runs the integer mat-vec cases (mulMatSwarCases) with every single
 // product on the kernel's XQ form (GGML_WGPU_SWAR_XQ=1), its column quantized by a
 // dispatch of its own, as single products of many rows take it by default.

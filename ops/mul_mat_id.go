@@ -130,6 +130,9 @@ func lowerMulMatID(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		}
 	}
 	if mv && (!routed || b.Ne[2] <= idGroupedMinTokens) {
+		if swarIDApplies(a, b, l) {
+			return matVecQ4ID(a, b, ids, t, p, l), nil
+		}
 		v := matVec{m: p.M, k: p.K, batches: p.Batches, cols: 1, ids: true, vec1: vectorRows(b), units: unitRows(a, l)}
 		s, grid := v.spec(p, operands, l)
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil

@@ -11,7 +11,9 @@ import (
 // Q4_K weights by one F32 column multiplies the weights' nibbles by the column quantized
 // to 8 bits per block of 32 (as ggml's CPU backend does: Q8_0, Q8_1, Q8_K activations),
 // two products per i32 multiply-add. Q6_K's 6-bit weights take the same kernel in signed
-// lanes (its Q6K form). A single product quantizes the activations in each workgroup, in
+// lanes (its Q6K form), and so do Q8_0's output heads (its BYTES form: swarQ8MinRows),
+// and a MUL_MAT_ID's experts in the nibble formats where the mat-vec takes it (its IDS
+// form: swarIDApplies). A single product quantizes the activations in each workgroup, in
 // registers, for all the rows the workgroup computes. The fused feed-forward gate (gate
 // and up projections of the same weight format and the SWIGLU, lowerMatVecGLU) takes its
 // two-matrix form, after a dispatch that quantizes the column once into scratch memory
@@ -56,6 +58,16 @@ const swarMinSmallBlocks = 1 << 25
 // 4096 58.8 -> 61.9, 4096 x 14336 61.8 -> 59.8, and only the output heads gained, 128256 x
 // 2048 225 -> 200, 128256 x 4096 425 -> 388 (ggml-vulkan 20.6, 21.2, 94.2, 184).
 const swarMinQ6K = 1 << 27
+
+// swarQ8MinRows is the fewest rows (over every batch) of a Q8_0 product of one column
+// that the integer mat-vec takes (its BYTES form; every product where Limits.SwarMin is
+// set): the output heads. On an H100 (µs, one start, the vectorised float mat-vec -> this;
+// ggml-vulkan in brackets): 128256 x 2048 126 -> 116 (120), 128256 x 4096 236 -> 208
+// (236); but with weights beyond the L2 cache 14336 x 4096 33.3 -> 33.6 (26.5), 4096 x
+// 14336 32.9 -> 34.6 (27.3), by 2, 4 and 8 columns 41.1, 58.6, 74.8 -> 41.4, 62.4, 109,
+// and a 1B Q8_0 decode's GPU time per graph 1,220 -> 1,309 µs with every product of 2^24
+// weights and more on it (its gate form, its 2048 x 8192 down products).
+const swarQ8MinRows = 65536
 
 // swarRows is the integer mat-vec's rows per workgroup, swarWG its workgroup size for
 // products of many rows (fewer rows take more invocations, up to swarMaxWG, splitting
@@ -177,10 +189,11 @@ func swarPreload(half, mats int) bool {
 }
 
 // swarFormat returns the distance in elements between the low and the high nibbles'
-// elements of the weights a (the nibble half of wgsl/nibbles.go; q6kHalf for Q6_K), 0
-// where the integer mat-vec cannot read them: not Q4_0, Q4_1, Q4_K or Q6_K, or, for the
-// nibble formats, not in rows of whole units on 4-byte boundaries (unitRows' alignment;
-// the Q6_K form computes each block's byte and reads it at either alignment).
+// elements of the weights a (the nibble half of wgsl/nibbles.go: 4 for Q8_0's bytes;
+// q6kHalf for Q6_K), 0 where the integer mat-vec cannot read them: not Q4_0, Q4_1, Q4_K,
+// Q8_0 or Q6_K, or, but for Q6_K, not in rows of whole units on 4-byte boundaries
+// (unitRows' alignment; the Q6_K form computes each block's byte and reads it at either
+// alignment).
 func swarFormat(a *tensor.Tensor) int {
 	f, ok := format(a.Type)
 	if !ok || !quantRows(a) {
@@ -201,7 +214,8 @@ func swarFormat(a *tensor.Tensor) int {
 // swarApplies reports whether the product p of weights a by src1 b takes the integer
 // mat-vec: weights it reads (swarFormat), columns in 16-byte aligned vectors, at least
 // Limits.SwarMin weights (swarMinDefault), and not Limits.SwarOff; several columns (up to
-// swarCols) for the nibble formats only, from Limits.SwarColsMin weights where set.
+// swarCols) for the nibble formats and Q8_0 only, from Limits.SwarColsMin weights where
+// set; Q8_0's output heads only unless Limits.SwarMin is set (swarQ8MinRows).
 func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	half := swarFormat(a)
 	least := uint64(swarMinDefault)
@@ -213,6 +227,8 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	}
 	if l.SwarMin > 0 {
 		least = uint64(l.SwarMin)
+	} else if a.Type == tensor.Q8_0 && (p.N > 1 || uint64(p.M)*uint64(p.Batches) < swarQ8MinRows) {
+		return false
 	}
 	if p.N > 1 {
 		if a.Type == tensor.Q6_K || p.N > uint32(swarCols(l)) || !swarXQFits(a, p) {
@@ -231,15 +247,29 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 // the columns' 4 bytes an element 2.5 (blocks of 32) or 2.25. Batches beyond that (only
 // odd graphs have them) take the vectorised kernel.
 func swarXQFits(a *tensor.Tensor, p mulMatParams) bool {
-	wpg := uint64(swarFormat(a) / 4)
-	if a.Type == tensor.Q6_K {
-		wpg = q6kGroupWords
-	}
+	wpg := uint64(swarWPG(a))
 	if wpg == 0 {
 		return false
 	}
 	bytes := uint64(p.K) / (8 * wpg) * uint64(p.N) * uint64(p.Batches) * 16 * (wpg + 1)
 	return bytes <= ScratchBudget
+}
+
+// swarWPG returns the activation vectors of four words per group of the integer mat-vec
+// of weights a (a group being 8 wpg elements): the nibble formats' quant words per group,
+// q6kGroupWords for Q6_K, 4 for Q8_0 (a block of 32, eight quant words), 0 where the
+// kernel cannot read a (swarFormat).
+func swarWPG(a *tensor.Tensor) int {
+	half := swarFormat(a)
+	switch {
+	case half == 0:
+		return 0
+	case a.Type == tensor.Q6_K:
+		return q6kGroupWords
+	case a.Type == tensor.Q8_0:
+		return 4
+	}
+	return half / 4
 }
 
 // swarMaxCols is the most src1 columns the integer mat-vec takes (its several-column form,
@@ -260,6 +290,33 @@ func swarCols(l *Limits) int {
 // p.N columns b, with parameters p (its D: dst's strides). The gate form and products of
 // several columns quantize the columns first, into scratch memory (XQ).
 func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Limits) []Dispatch {
+	return swarDispatches(ws, b, nil, dst, p, p, l)
+}
+
+// swarIDApplies reports whether the MUL_MAT_ID of experts a by b, which the mat-vec
+// takes, takes the integer mat-vec's IDS form: experts in a nibble format (swarFormat:
+// Q4_0, Q4_1, Q4_K), columns in 16-byte vectors, not Limits.SwarOff. On an H100 (one
+// start, the vectorised float mat-vec -> this; ggml-vulkan in brackets): one token's
+// products of 128 experts of Q4_K, 8 used, 768 x 2048 (a row of b for all slots) 15.0 ->
+// 15.2 µs (19.2), 2048 x 768 (a row a slot) 17.5 -> 17.0 (20.9); a 12-layer model of those
+// experts decoding, GPU time per graph (medians, two alternating runs each) 1,294.7,
+// 1,291.4 -> 1,286.9, 1,274.9 µs.
+func swarIDApplies(a, b *tensor.Tensor, l *Limits) bool {
+	half := swarFormat(a)
+	return !l.SwarOff && (half == 16 || half == 32) && vectorRows(b)
+}
+
+// matVecQ4ID returns the integer mat-vec's IDS dispatch of the MUL_MAT_ID of experts a by
+// b, routed by ids, into dst (parameters p: see lowerMulMatID), each (slot, token) pair's
+// column quantized in the kernel.
+func matVecQ4ID(a, b, ids, dst *tensor.Tensor, p mulMatIDParams, l *Limits) []Dispatch {
+	shape := mulMatParams{M: p.M, N: 1, K: p.K, Batches: p.Batches}
+	return swarDispatches([]*tensor.Tensor{a}, b, ids, dst, shape, p, l)
+}
+
+// swarDispatches returns the integer mat-vec's dispatches of matVecQ4 (ids nil) or
+// matVecQ4ID: p gives the product's shape, params the kernels' parameters.
+func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatParams, params any, l *Limits) []Dispatch {
 	half := swarFormat(ws[0])
 	q6k := ws[0].Type == tensor.Q6_K
 	minRows := uint32(swarXQMinRows)
@@ -267,21 +324,19 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 		minRows = uint32(l.SwarXQMinRows)
 	}
 	head := len(ws) == 1 && q6kHeadOnXQ(ws[0], b, p, l)
-	xq := len(ws) == 2 || p.N > 1 || head || ((l.SwarXQ || (!q6k && p.M >= minRows)) && swarXQFits(ws[0], p))
-	wpg := half / 4
-	task := uint32(2 * half) // elements per task: one group
-	if q6k {
-		wpg = q6kGroupWords
-		task = 64
-	} else if f, _ := format(ws[0].Type); f.UnitElems() > f.BlockElems() {
-		task = uint32(f.UnitElems()) / uint32(f.BlockElems()) * uint32(2*half) // Q4_0: a unit of two groups
+	xq := ids == nil && (len(ws) == 2 || p.N > 1 || head || ((l.SwarXQ || (!q6k && p.M >= minRows)) && swarXQFits(ws[0], p)))
+	wpg := swarWPG(ws[0])
+	task := uint32(8 * wpg) // elements per task: one group
+	f, _ := format(ws[0].Type)
+	if !q6k && f.UnitElems() > f.BlockElems() {
+		task = uint32(f.UnitElems()) / uint32(f.BlockElems()) * task // Q4_0, Q8_0: a unit of two groups
 	}
 	rows, wg := swarShape(p.M*p.Batches, p.K/task, len(ws), int(p.N), wpg, xq, l)
 	if head && l.SwarRows == 0 {
 		rows = q6kXQRows
 	}
 	layout := map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
-		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k)}
+		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "BYTES": flag(f.ByteQuants())}
 	var ds []Dispatch
 	operands := []wgslOperand{vec(in("src0", ws[0]))}
 	tensors := []*tensor.Tensor{ws[0]}
@@ -301,19 +356,23 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 		operands = append(operands, vec(in("src1", b)))
 		tensors = append(tensors, b)
 	}
+	if ids != nil {
+		operands = append(operands, in("ids", ids))
+		tensors = append(tensors, ids)
+	}
 	operands = append(operands, out("dst", dst))
 	tensors = append(tensors, dst)
 	acc := len(ws) * rows * int(p.N)
 	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "NIBBLES": flag(!q6k), "XQ": flag(xq),
-		"SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2),
+		"SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2), "IDS": flag(ids != nil),
 		"PRELOAD": flag(!xq && swarPreload(half, len(ws))), "QW": fmt.Sprint(rows * wpg),
 		"ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
 	for k, v := range layout {
 		defs[k] = v
 	}
-	s := spec("mul_mat_vec_q4", wg, p, defs, operands...)
+	s := spec("mul_mat_vec_q4", wg, params, defs, operands...)
 	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
-	return append(ds, Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(blocks, l)})
+	return append(ds, Dispatch{Spec: s, Tensors: tensors, Params: params, Grid: grid1D(blocks, l)})
 }
 
 // vec returns operand o read a group of elements at a time (wgsl.Operand.Vec).
@@ -337,7 +396,7 @@ func lowerMatVecQ4(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, boo
 // on XQ rows of one and of many tasks and several columns), for the kernel compile test.
 func matVecQ4Examples() []*tensor.Tensor {
 	var ex []*tensor.Tensor
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q8_0} {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 16384, 2048), f32(16384, 1)), // the column quantized in the kernel
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),

@@ -5,18 +5,23 @@ import (
 	"strings"
 )
 
-// nibbleLayout is the layout of a 4-bit format whose nibbles are plain unsigned integers
-// under an affine map per sub-block of 32 elements (Q4_0, Q4_1, Q4_K): the pieces that
-// its one dequantization routine (nibbleGet8) and the integer mat-vec kernel
-// (mul_mat_vec_q4.wgsl) both read, so that the layout is written once.
+// nibbleLayout is the layout of a format whose quants are plain integers under an affine
+// map per sub-block of 32 elements, read by the integer mat-vec kernel
+// (mul_mat_vec_q4.wgsl): the 4-bit formats (Q4_0, Q4_1, Q4_K: nibbles, unsigned), whose
+// one dequantization routine (nibbleGet8) reads the same pieces, so that the layout is
+// written once, and Q8_0 (bytes, signed).
 //
-// The block's quants are 4-byte words: word g holds, in its bytes 0..3, four consecutive
-// elements e..e+3 in the low nibbles and elements e+half..e+half+3 in the high nibbles,
-// where e = 2 half (g / (half / 4)) + 4 (g % (half / 4)). A group is the 2 half elements
-// of half / 4 consecutive words (32 for Q4_0 and Q4_1, whose qs[j] holds elements j and
-// j + 16; 64 for Q4_K, whose qs[32 i + l] holds elements 64 i + l and 64 i + 32 + l).
+// The block's quants are 4-byte words. Of a nibble format, word g holds, in its bytes
+// 0..3, four consecutive elements e..e+3 in the low nibbles and elements e+half..e+half+3
+// in the high nibbles, where e = 2 half (g / (half / 4)) + 4 (g % (half / 4)). A group is
+// the 2 half elements of half / 4 consecutive words (32 for Q4_0 and Q4_1, whose qs[j]
+// holds elements j and j + 16; 64 for Q4_K, whose qs[32 i + l] holds elements 64 i + l and
+// 64 i + 32 + l). Of Q8_0 (bytes), word g holds elements 4g..4g+3, and a group is the 32
+// elements of a block's 8 words; half is 4, the distance between the elements of words g
+// and g + 1 that one activation vector of the kernel pairs.
 type nibbleLayout struct {
-	half int
+	half  int
+	bytes bool // 8-bit signed quants, four a word
 	// qs is a WGSL expression of b (the block's first byte) and g (a word index): the
 	// byte address of quant word g.
 	qs string
@@ -26,9 +31,10 @@ type nibbleLayout struct {
 	affine string
 }
 
-// nibbleLayouts holds the layouts of the nibble formats (ggml-common.h: Q4_0 {f16 d;
-// u8 qs[16]} x = (q - 8) d; Q4_1 {f16 d; f16 m; u8 qs[16]} x = q d + m; Q4_K {f16 d;
-// f16 dmin; u8 scales[12]; u8 qs[128]} x = d sc_j q - dmin m_j, k4_scale_min).
+// nibbleLayouts holds the layouts of the integer mat-vec's formats (ggml-common.h: Q4_0
+// {f16 d; u8 qs[16]} x = (q - 8) d; Q4_1 {f16 d; f16 m; u8 qs[16]} x = q d + m; Q4_K {f16
+// d; f16 dmin; u8 scales[12]; u8 qs[128]} x = d sc_j q - dmin m_j, k4_scale_min; Q8_0
+// {f16 d; i8 qs[32]} x = q d).
 var nibbleLayouts = map[Format]nibbleLayout{
 	Q4_0: {half: 16, qs: "b + 2u + 4u * g",
 		affine: "let d = unpack2x16float(NAME_bytes4(b)).x; return vec2<f32>(d, -8.0 * d);"},
@@ -38,11 +44,18 @@ var nibbleLayouts = map[Format]nibbleLayout{
 		affine: "let dm = unpack2x16float(NAME_bytes4(b)); " +
 			"let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u)); " +
 			"return vec2<f32>(dm.x * sm.x, -(dm.y * sm.y));"},
+	Q8_0: {half: 4, bytes: true, qs: "b + 2u + 4u * g",
+		affine: "return vec2<f32>(unpack2x16float(NAME_bytes4(b)).x, 0.0);"},
 }
 
 // NibbleHalf returns the distance in elements between the low and the high nibble of
-// one quant byte of a nibble format (16 or 32), 0 for the other formats.
+// one quant byte of a nibble format (16 or 32), 4 for Q8_0 (see nibbleLayout), 0 for the
+// other formats.
 func (f Format) NibbleHalf() int { return nibbleLayouts[f].half }
+
+// ByteQuants reports whether the integer mat-vec reads f's quants as signed bytes (Q8_0)
+// rather than nibbles (see nibbleLayout).
+func (f Format) ByteQuants() bool { return nibbleLayouts[f].bytes }
 
 // nibbleGet8 is the get8 routine of the nibble formats with the given half: group s's
 // eight elements are the low or high nibbles of two consecutive quant words, under the
@@ -57,7 +70,7 @@ func nibbleGet8(half int) string {
 		2*p, half/4, p, p)
 }
 
-// nibbleAccessors declares, for a nibble format, NAME_affine(b, j) and NAME_qsw(b, g)
+// nibbleAccessors declares, for a format of nibbleLayouts, NAME_affine(b, j) and NAME_qsw(b, g)
 // (quant word g of the block at byte b), and their unit forms NAME_affineu(w, b, j) and
 // NAME_qswu(w, b, g) reading the unit that starts at word w (b: the block's byte within
 // the unit), with NAME_BLOCK_BYTES; empty for the other formats.

@@ -1,6 +1,6 @@
 // Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go; Q6_K in
-// its Q6K form, below) by one src1 column, with integer dot products two weights at a
-// time in the 16-bit lanes of an i32 (SWAR).
+// its Q6K form, below) and of Q8_0's bytes (BYTES: byte_dot) by one src1 column, with
+// integer dot products two weights at a time in the 16-bit lanes of an i32 (SWAR).
 // dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
 // Each invocation quantizes the activations of the groups it takes, in registers, to 8
 // bits per block of 32 (mul_mat_vec_q4_quant.wgsl: words X(a, c) = xq[c] + xq[a] * 65536
@@ -25,6 +25,8 @@
 // product over a borrow from the lower half. Up to 8 such products accumulate exactly
 // (swar_dot); then the group's integer dot turns into a float once, under the
 // sub-block's affine map (scale, offset): scale * dx * dot + offset * sx.
+// With IDS (MUL_MAT_ID, one column quantized in the kernel, never XQ) the batch is a
+// (slot, token) pair and ids picks its expert's matrix.
 // With SRC0B (GLU) a second matrix src0b of the same format, shape and strides (the
 // feed-forward's up projection) is multiplied by the same activations, and the kernel
 // stores silu(src0 . src1) * (src0b . src1).
@@ -63,6 +65,22 @@ fn swar_dot(acc: i32) -> i32 {
   let lo = (acc << 16u) >> 16u;
   return (acc - lo) >> 16u;
 }
+
+#if BYTES
+// Q8_0's quant word q as the signed bytes 0 and 2 in the lanes of an i32: b0 + b2 * 65536,
+// its value as an integer (the lower lane's sign borrowed from the upper one).
+fn byte_lanes(q: u32) -> i32 { return i32((q & 0x00ff00ffu) ^ 0x00800080u) - 0x00800080; }
+
+// The dot product of Q8_0's quant words q0 (elements e..e+3) and q1 (e+4..e+7) with their
+// activation words x (X(e, e+2), X(e+1, e+3), X(e+4, e+6), X(e+5, e+7)): each SWAR product
+// holds its two-element dot product (|.| <= 2 * 128 * 127 < 2^15) in the upper half over
+// the lower half's product (|.| < 2^14), which 0x8000 makes positive, so that the shift
+// drops it whole: one product at a time, as two of them could overflow the upper half.
+fn byte_dot(q0: u32, q1: u32, x: vec4<i32>) -> i32 {
+  return ((byte_lanes(q0) * x.x + 0x8000) >> 16u) + ((byte_lanes(q0 >> 8u) * x.y + 0x8000) >> 16u) +
+         ((byte_lanes(q1) * x.z + 0x8000) >> 16u) + ((byte_lanes(q1 >> 8u) * x.w + 0x8000) >> 16u);
+}
+#endif
 
 #if NIBBLES
 // The SWAR products of quant word q with its activation words x: the low nibbles' two
@@ -141,6 +159,11 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
       for (var r = 0u; r < ROWS; r = r + 1u) {
         let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
         var d = vec2<i32>(0);
+#if BYTES
+        for (var w = 0u; w < WPG; w = w + 1u) {
+          d.x = d.x + byte_dot(qsw(m, uw, b, 2u * w), qsw(m, uw, b, 2u * w + 1u), x[w]);
+        }
+#else
         for (var w0 = 0u; w0 < WPG; w0 = w0 + 4u) { // 8 products per accumulator at most
           var s = vec2<i32>(0);
           for (var w = w0; w < w0 + 4u; w = w + 1u) {
@@ -152,6 +175,7 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
           }
           d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
         }
+#endif
         let o = (m * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
 #if SPLIT
         let fl = affine(m, uw, b, j);
@@ -258,11 +282,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let bt = w.y;
   let b2 = w.z;
   let b3 = w.w;
+#if IDS
+  // MUL_MAT_ID: b2 is the slot, b3 the token; the pair's expert (clamped: ggml asserts it
+  // is in range) picks the matrix, src1's row b2 % Ne11 of token b3 the column.
+  let e = min(u32(max(ids_geti(b2 * p.I.x + b3 * p.I.y), 0)), p.Experts - 1u);
+  let a = e * p.A.z;
+  let col = (b2 % p.Ne11) * p.B.z + b3 * p.B.w;
+#else
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
 #if XQ
   let col = bt * NCOLS * (p.K / GROUP); // the batch's first group in xq
 #else
   let col = b2 * p.B.z + b3 * p.B.w;
+#endif
 #endif
   var acc: array<f32, {{ACC}}>;
   for (var r = 0u; r < {{ACC}}u; r = r + 1u) { acc[r] = 0.0; }

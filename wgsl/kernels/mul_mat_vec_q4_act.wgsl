@@ -27,7 +27,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let w = i % WPG; // the invocation's quant word
   let bc = q / groups; // bt N + c
   let bt = bc / p.N;
-  let e = (bt % p.Ne2) * p.B.z + (bt / p.Ne2) * p.B.w + (bc % p.N) * p.B.y + group_start(q % groups) + 4u * w;
+  let e = (bt % p.Ne2) * p.B.z + (bt / p.Ne2) * p.B.w + (bc % p.N) * p.B.y + group_start(q % groups) + word_elem(w);
   let lo = src1[(p.src1_off + e) >> 2u];
   let hi = src1[(p.src1_off + e + HALF) >> 2u];
   let ml = abs(lo);

@@ -9,7 +9,8 @@
 // each half is its own block, else the group is one block), packed in the weights' nibble
 // order: for quant word w (elements e..e+3 in its low nibbles, e+HALF.. in its high ones)
 // the words (X(e, e+2), X(e+1, e+3), X(e+HALF, e+HALF+2), X(e+HALF+1, e+HALF+3)) with
-// X(a, c) = xq[c] + xq[a] * 65536. With the words come (dl, sl, dh, sh): dx for each half
+// X(a, c) = xq[c] + xq[a] * 65536 (with BYTES, Q8_0, HALF is 4 and the vector w of 8 w..8 w
+// + 7 pairs with two quant words: word_elem). With the words come (dl, sl, dh, sh): dx for each half
 // and sx = dx * sum xq, the sum of its quantized activations, so that the mat-vec's result
 // is exactly the product of the dequantized weights by the quantized activations (its error
 // is sum w (x' - x), small for weights centred on zero, where the unquantized sum would
@@ -23,6 +24,12 @@ fn group_start(q: u32) -> u32 {
 #else
   return q * GROUP;
 #endif
+}
+
+// The first of the elements that quant word w of a group pairs in its low lanes, from the
+// group's first: 4 w, but 8 w for Q8_0 (HALF 4: wgsl/nibbles.go).
+fn word_elem(w: u32) -> u32 {
+  return (w / (HALF / 4u)) * 2u * HALF + 4u * (w % (HALF / 4u));
 }
 
 // Four activations v times the inverse scale inv (|v inv| <= 127) rounded to the nearest
@@ -46,7 +53,16 @@ fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, c: u32) -> vec4<f32>
   var hi: array<vec4<f32>, {{WPG}}>;
   var ml = vec4<f32>(0.0);
   var mh = vec4<f32>(0.0);
-  for (var w = 0u; w < WPG; w = w + 2u) {
+#if BYTES
+  for (var w = 0u; w < WPG; w = w + 1u) { // word_elem(w) = 8 w, HALF = 4
+    let a = src1_get8(c + 8u * w);
+    lo[w] = a[0];
+    hi[w] = a[1];
+    ml = max(ml, abs(a[0]));
+    mh = max(mh, abs(a[1]));
+  }
+#else
+  for (var w = 0u; w < WPG; w = w + 2u) { // word_elem(w) = 4 w
     let a = src1_get8(c + 4u * w);
     let b = src1_get8(c + HALF + 4u * w);
     lo[w] = a[0];
@@ -56,6 +72,7 @@ fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, c: u32) -> vec4<f32>
     ml = max(ml, max(abs(a[0]), abs(a[1])));
     mh = max(mh, max(abs(b[0]), abs(b[1])));
   }
+#endif
   var al = max(max(ml.x, ml.y), max(ml.z, ml.w));
   var ah = max(max(mh.x, mh.y), max(mh.z, mh.w));
 #if SPLIT
