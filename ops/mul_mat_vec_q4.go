@@ -393,10 +393,11 @@ func lowerMatVecQ4(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, boo
 
 // matVecQ4Examples are MUL_MAT nodes that take the integer mat-vec under the default
 // limits (per nibble format above its threshold: the column quantized in the kernel, and
-// on XQ rows of one and of many tasks and several columns), for the kernel compile test.
+// on XQ rows of one and of many tasks and several columns; a Q8_0 output head), for the
+// kernel compile test.
 func matVecQ4Examples() []*tensor.Tensor {
-	var ex []*tensor.Tensor
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q8_0} {
+	ex := []*tensor.Tensor{node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(tensor.Q8_0, 1024, 65536), f32(1024, 1))} // a Q8_0 head
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 16384, 2048), f32(16384, 1)), // the column quantized in the kernel
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),

@@ -221,8 +221,16 @@ func TestSwarLowering(t *testing.T) {
 		require.Equal(t, want, kernels(ex, l), "the compile test's example %s", ex.Src[0].Type)
 	}
 	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q5_0, 4096, 4096, 1), l))
+	// Q8_0: the output heads only (swarQ8MinRows), every product where the threshold is set
+	require.Equal(t, xq, kernels(mm(tensor.Q8_0, swarQ8MinRows, 2048, 1), l), "a Q8_0 head")
+	head, err := Lower(mm(tensor.Q8_0, swarQ8MinRows, 2048, 1), l)
+	require.NoError(t, err)
+	require.Equal(t, "1", head[1].Spec.Defines["BYTES"])
+	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q8_0, swarQ8MinRows-1, 2048, 1), l), "Q8_0 below a head")
+	require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(tensor.Q8_0, swarQ8MinRows, 2048, 2), l), "Q8_0 by two columns")
 	small := *l
 	small.SwarMin = 1
+	require.Equal(t, swar, kernels(mm(tensor.Q8_0, 3, 256, 1), &small), "Q8_0 with the threshold's override")
 	require.Equal(t, swar, kernels(mm(tensor.Q4_K, 3, 256, 1), &small), "the threshold's override")
 	off := *l
 	off.SwarOff = true
