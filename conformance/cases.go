@@ -576,6 +576,12 @@ func mulMatCases() []*Case {
 		for _, k := range []int64{1, 2, 3, 8, 255, 256, 1025} {
 			cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 16, n: 7, k: k, bs: [2]int64{1, 1}, nr: [2]int64{1, 1}}))
 		}
+		// the mat-vec's two chunks a loop turn (5 columns and more, 4096 rows and more, rows
+		// of 4096 elements and more), with a last chunk apart: of one element group (k =
+		// 4104: 16 chunks of its 32 invocations and 8 elements) and of a whole chunk (4352)
+		for _, k := range []int64{4104, 4352} {
+			cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 4100, n: 6, k: k, bs: [2]int64{1, 1}, nr: [2]int64{1, 1}}))
+		}
 		// k = 33 takes the element-wise kernels, k = 72 the vectorised ones (rows read 8
 		// elements at a time) with a partial last K slice in the tiled kernel.
 		for _, k := range []int64{33, 72} {

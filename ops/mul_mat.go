@@ -313,9 +313,11 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 	if t := operands[0].Type; rows == 1 && l.MatVecRows == 0 && (t == wgsl.Q4_0 || t == wgsl.Q4_1) && 2*perRow*wg <= matVecRed {
 		rows = 2
 	}
+	two := false
 	if l.MatVecRows == 0 && l.MatVecWG == 0 {
 		if r, w, ok := matVecColsShape(v.m*v.batches, v.cols, v.second != secondNone, operands[0].Type.Quantized()); ok {
 			rows, wg = r, w
+			two = r == 4 && w == 32 && v.second == secondNone && v.k >= matVecTwoMinK
 		}
 	}
 	acc := rows * perRow
@@ -325,7 +327,8 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 	pair := units && v.cols <= matVecPairMaxCols && operands[0].Type.PairDistance() > 0
 	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(v.cols), "VEC1": flag(v.vec1),
 		"SRC0B": flag(v.second != secondNone), "GLU": flag(v.second == secondGLU),
-		"IDS": flag(v.ids), "UNITS": flag(units), "PAIR": flag(pair), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
+		"IDS": flag(v.ids), "UNITS": flag(units), "PAIR": flag(pair), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg),
+		"TWO": flag(two && !units)}
 	blocks := (uint64(v.m) + uint64(rows) - 1) / uint64(rows)
 	return spec("mul_mat_vec8", wg, params, defs, operands...), grid1D(blocks*uint64(v.batches), l)
 }
@@ -362,6 +365,20 @@ func matVecColsShape(m, cols uint32, second, quantized bool) (rows, wg int, ok b
 	}
 	return 2, 32, true
 }
+
+// matVecTwoMinK: the vectorised mat-vec kernel, where it reads one matrix's weights eight
+// elements at a time (not by units: F32, F16, BF16) in matVecColsShape's 4 rows by 32
+// invocations (5 columns and more, 4096 rows and more), takes two chunks of the row a loop
+// turn (its TWO form) for rows of matVecTwoMinK elements and more. On an H100 (F16, weights
+// beyond the L2 cache, µs, one chunk -> two): by 8 columns 14336 x 4096 74.5, 74.0, 73.9,
+// 73.8 -> 66.2, 66.3, 65.6, 65.8 and 4096 x 14336 69.6, 69.8 -> 61.7, 61.3. Elsewhere it
+// lost: by one column 14336 x 4096 43.6, 43.8 -> 44.4, 44.5, 4096 x 14336 43.9, 43.8 ->
+// 45.5, 45.0, the gate form 83.0, 83.2 -> 84.4, 83.7; a 1B F16 model decoding 8
+// sequences, GPU time a step, 2,725, 2,724, 2,735 -> 2,761, 2,759, 2,758 µs with every
+// product of 5 columns and more on it, 2,723, 2,734, 2,734 -> 2,755, 2,785, 2,763 with
+// those of one matrix and rows of 4096 and more (its down products: 2048 rows, one row by
+// 128 invocations). An 8B F16 model was not measured.
+const matVecTwoMinK = 4096
 
 // matVecPairMaxCols is the most src1 columns for which a mat-vec invocation takes two
 // eighth groups of a block that read the same words (see matVec.spec).

@@ -16,6 +16,8 @@
 // silu(src0 . src1) * (src0b . src1) (llama's gate, up and SWIGLU in one). (Independent
 // products of one src1, llama's Q, K and V projections, are mul_mat_multi.wgsl.)
 // With IDS (MUL_MAT_ID), the batch is a (slot, token) pair and ids picks its expert's matrix.
+// With TWO (weights read eight elements at a time, not by units) each loop turn takes two
+// chunks of the row (see matVecTwoMinCols).
 const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u;
 const OUTS = {{ROWS}}u * {{NCOLS}}u; // results per workgroup
@@ -153,9 +155,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endfor
   }
 #else
+#if TWO
+  // Two chunks a turn, so that the loads of both go out before either's products.
+  var k = lid * 8u;
+  for (; k + {{WG}}u * 8u < p.K; k = k + {{WG}}u * 16u) {
+    step8(&acc, a, i0, v, k);
+    step8(&acc, a, i0, v, k + {{WG}}u * 8u);
+  }
+  if (k < p.K) { step8(&acc, a, i0, v, k); }
+#else
   for (var k = lid * 8u; k < p.K; k = k + {{WG}}u * 8u) {
     step8(&acc, a, i0, v, k);
   }
+#endif
 #endif
   sum_partials(lid, &acc);
   if (lid < OUTS) {
