@@ -17,7 +17,7 @@
 // products of one src1, llama's Q, K and V projections, are mul_mat_multi.wgsl.)
 // With IDS (MUL_MAT_ID), the batch is a (slot, token) pair and ids picks its expert's matrix.
 // With TWO (weights read eight elements at a time, not by units) each loop turn takes two
-// chunks of the row (see matVecTwoMinCols).
+// chunks of the row (see matVecTwoMinK).
 const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u;
 const OUTS = {{ROWS}}u * {{NCOLS}}u; // results per workgroup

@@ -9,12 +9,12 @@
 // each half is its own block, else the group is one block), packed in the weights' nibble
 // order: for quant word w (elements e..e+3 in its low nibbles, e+HALF.. in its high ones)
 // the words (X(e, e+2), X(e+1, e+3), X(e+HALF, e+HALF+2), X(e+HALF+1, e+HALF+3)) with
-// X(a, c) = xq[c] + xq[a] * 65536 (with BYTES, Q8_0, HALF is 4 and the vector w of 8 w..8 w
-// + 7 pairs with two quant words: word_elem). With the words come (dl, sl, dh, sh): dx for each half
-// and sx = dx * sum xq, the sum of its quantized activations, so that the mat-vec's result
-// is exactly the product of the dequantized weights by the quantized activations (its error
-// is sum w (x' - x), small for weights centred on zero, where the unquantized sum would
-// leave the larger sum q d (x' - x)).
+// X(a, c) = xq[c] + xq[a] * 65536 (with BYTES, Q8_0, HALF is 4 and vector w, elements
+// 8 w..8 w + 7, pairs with two quant words: word_elem). With the words come (dl, sl, dh,
+// sh): dx for each half and sx = dx * sum xq, the sum of its quantized activations, so
+// that the mat-vec's result is exactly the product of the dequantized weights by the
+// quantized activations (its error is sum w (x' - x), small for weights centred on zero,
+// where the unquantized sum would leave the larger sum q d (x' - x)).
 
 // The first element of group q of a column.
 fn group_start(q: u32) -> u32 {
