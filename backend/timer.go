@@ -35,6 +35,13 @@ type kernelTimer struct {
 	// of them: the GPU raises its clocks over the first graphs after it idled, which the
 	// averages include and the median leaves out.
 	graphs []uint64
+	// gaps holds, for a pass timer, the GPU's idle time before each graph but the first:
+	// from the previous graph's last pass's end (lastEnd, on the GPU's clock) to this one's
+	// first pass's start, at most maxGraphs of them. A decode token's time beyond its GPU
+	// time lies there: the host's notice of the GPU's end, the logits' read, llama's own
+	// work, the next graph's inputs and its first submission.
+	gaps    []uint64
+	lastEnd uint64
 	// begun is when the graph being run began its compute; firstSubmit, lastSubmit and
 	// readBack sum, over the graphs of a pass timer, the CPU time from then until its first
 	// and last queue submissions returned and until its GPU times were read back (which
@@ -110,6 +117,10 @@ func (k *kernelTimer) collect(labels []string) error {
 		if n := len(tm.Spans); n > 0 {
 			k.busy += graph
 			k.span += exec.Span{Start: tm.Spans[0].Start, End: tm.Spans[n-1].End}.Duration()
+			if k.lastEnd > 0 && len(k.gaps) < maxGraphs {
+				k.gaps = append(k.gaps, exec.Span{Start: k.lastEnd, End: tm.Spans[0].Start}.Duration())
+			}
+			k.lastEnd = tm.Spans[n-1].End
 		}
 		if n := len(tm.Submits); n > 0 && !k.begun.IsZero() {
 			k.firstSubmit += tm.Submits[0].End.Sub(k.begun)
@@ -149,13 +160,29 @@ func (k *kernelTimer) graphSpread() string {
 		float64(g[len(g)/2])/1e3, float64(k.graphs[0])/1e3, float64(g[len(g)-1])/1e3, len(g))
 }
 
+// idleSpread says how long the GPU idled between graphs: the median and the mean of the
+// gaps (see kernelTimer.gaps).
+func (k *kernelTimer) idleSpread() string {
+	if len(k.gaps) == 0 {
+		return "no gap between graphs timed"
+	}
+	g := slices.Clone(k.gaps)
+	slices.Sort(g)
+	var sum uint64
+	for _, v := range g {
+		sum += v
+	}
+	return fmt.Sprintf("GPU idle between graphs: median %.1f µs, mean %.1f, over %d gaps (from a graph's last pass's end to the next one's first start: the host's work between them, the profile's read-back of the GPU times included)",
+		float64(g[len(g)/2])/1e3, float64(sum)/1e3/float64(len(g)), len(g))
+}
+
 // passReport says what a pass timer measured per graph.
 func (k *kernelTimer) passReport() string {
 	n := float64(max(k.runs, 1))
 	us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(max(k.hostRuns, 1)) }
 	return fmt.Sprintf("GPU %.1f µs/graph busy in its passes, %.1f µs/graph from the first pass's start to the last one's end; "+
-		"CPU from a reused graph's compute to its first submission %.1f µs/graph (the submission's call %.1f), to its last %.1f, to the GPU's times read back %.1f; busy %s",
-		float64(k.busy)/1e3/n, float64(k.span)/1e3/n, us(k.firstSubmit), us(k.firstCall), us(k.lastSubmit), us(k.readBack), k.graphSpread())
+		"CPU from a reused graph's compute to its first submission %.1f µs/graph (the submission's call %.1f), to its last %.1f, to the GPU's times read back %.1f; busy %s; %s",
+		float64(k.busy)/1e3/n, float64(k.span)/1e3/n, us(k.firstSubmit), us(k.firstCall), us(k.lastSubmit), us(k.readBack), k.graphSpread(), k.idleSpread())
 }
 
 // report lists the labels by total time (a pass timer: passReport).

@@ -15,3 +15,13 @@ func TestGraphSpread(t *testing.T) {
 	require.Contains(t, k.graphSpread(), "per graph: median 2180.0 µs, first 7500.0, largest 7500.0, over 5 graphs")
 	require.Equal(t, uint64(7_500_000), k.graphs[0], "the times kept in their order")
 }
+
+// The GPU's idle time between graphs: a pass timer's gaps from one graph's last pass's end
+// to the next one's first start, their median and mean in µs.
+func TestIdleSpread(t *testing.T) {
+	k := &kernelTimer{perPass: true}
+	require.Equal(t, "no gap between graphs timed", k.idleSpread())
+	k.gaps = []uint64{300_000, 280_000, 1_000_000, 290_000} // ns
+	require.Contains(t, k.idleSpread(), "GPU idle between graphs: median 300.0 µs, mean 467.5, over 4 gaps")
+	require.Contains(t, k.passReport(), "; GPU idle between graphs: median 300.0 µs")
+}

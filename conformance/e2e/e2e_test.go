@@ -260,6 +260,18 @@ func TestTinyLlamaGenerates(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, med, 0.0)
 	require.LessOrEqual(t, med, largest)
+	// and how long the GPU idled between graphs (the host's share of a token)
+	idle := regexp.MustCompile(`GPU idle between graphs: median ([0-9.]+) µs, mean ([0-9.]+), over (\d+) gaps`).FindStringSubmatch(log)
+	require.NotNil(t, idle, "the profile reports the GPU's idle time between graphs")
+	gaps, err := strconv.Atoi(idle[3])
+	require.NoError(t, err)
+	sps, err := strconv.Atoi(sp[4])
+	require.NoError(t, err)
+	require.Equal(t, sps-1, gaps, "a gap before every graph but the first")
+	idleMed, err := strconv.ParseFloat(idle[1], 64)
+	require.NoError(t, err)
+	require.Greater(t, idleMed, 0.0, "the host's work between graphs takes time")
+	t.Logf("GPU idle between graphs: median %.1f µs", idleMed)
 	// Where the CPU's time of a graph goes around it: the first submission returns before
 	// the last, and the GPU's times are read back after both.
 	c := regexp.MustCompile(`reused graph's compute to its first submission ([0-9.]+) µs/graph \(the submission's call ([0-9.]+)\), to its last ([0-9.]+), to the GPU's times read back ([0-9.]+)`).FindStringSubmatch(log)
