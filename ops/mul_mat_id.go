@@ -15,7 +15,8 @@ import (
 // Three kernels take it:
 //   - the vectorised mat-vec kernel of MUL_MAT, one workgroup per row block of one (slot,
 //     token) pair reading that pair's expert, where the experts average fewer than
-//     idMatVecPairs pairs (decode, short prompts; idRouted);
+//     idMatVecPairs pairs (decode, short prompts; idRouted); for experts in Q4_0, Q4_1 and
+//     Q4_K the integer mat-vec's IDS form instead (swarIDApplies);
 //   - the routed prompt kernel for more (lowerMulMatIDBig): the pairs sorted by expert
 //     into scratch memory (mul_mat_id_map.wgsl), then the prompt kernel's K loop over each
 //     expert's column tiles of them (mul_mat_id_big.wgsl);
