@@ -1025,3 +1025,103 @@ func allocGraph(t *testing.T, l *ggml.Lib, be ggml.Backend, ctx ggml.Context, ou
 	t.Cleanup(func() { l.BufferFree(buf) })
 	return g
 }
+
+// TestMulMatIDOutOfRange runs decode-sized MUL_MAT_IDs (one and two tokens, the mat-vec
+// kernels: the vectorised one of F16 experts, the integer one of Q4_K) whose ids name
+// experts outside the matrix (one past the last, negative, the extremes of I32). The CPU
+// backend asserts on such ids, so there is no reference: the compute must not write
+// outside its result (sentinels around every tensor), the pairs with valid ids must
+// equal the same product with the bad ids replaced by a valid one, and what the other
+// pairs hold is logged.
+func TestMulMatIDOutOfRange(t *testing.T) {
+	const experts, used = 4, 4
+	bad := []int32{experts, -1, math.MaxInt32, math.MinInt32}
+	for _, typ := range []tensor.Type{f16, tensor.Q4_K} {
+		for _, tokens := range []int64{1, 2} {
+			t.Run(fmt.Sprintf("%s_tokens_%d", typ, tokens), func(t *testing.T) {
+				ids := make([]int32, used*tokens)
+				for i := range ids {
+					ids[i] = int32(i % experts)
+					if i%2 == 1 {
+						ids[i] = bad[(i/2)%len(bad)]
+					}
+				}
+				isolated(t, func(t *testing.T) { mulMatIDOutOfRange(t, typ, experts, tokens, ids) })
+			})
+		}
+	}
+}
+
+func mulMatIDOutOfRange(t *testing.T, typ tensor.Type, experts, tokens int64, ids []int32) {
+	const k, m = 512, 40
+	used := int64(len(ids)) / tokens
+	_, l, be, _ := openDevice(t)
+	g := newGuarded(t, l)
+	g.sentinel()
+	as := l.NewTensor3D(g.ctx, typ, k, m, experts)
+	l.SetName(as, "as")
+	g.sentinel()
+	x := l.NewTensor3D(g.ctx, f32, k, 1, tokens)
+	l.SetName(x, "b")
+	g.sentinel()
+	ix := l.NewTensor2D(g.ctx, tensor.I32, used, tokens)
+	l.SetName(ix, "ids")
+	g.sentinel()
+	out := l.MulMatID(g.ctx, as, x, ix)
+	l.SetName(out, "out")
+	g.sentinel()
+	g.protect(as, x, ix)
+	gr := allocGraph(t, l, be, g.ctx, out)
+
+	w := Uniform(-1, 1)(newRand(2), int(k*m*experts))
+	var raw []byte
+	if typ == f16 {
+		raw = encodeF(l, typ, w)
+	} else {
+		var err error
+		if raw, err = l.Quantize(typ, w, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.TensorSet(as, raw, 0)
+	l.TensorSet(x, f32Bytes(Uniform(-1, 1)(newRand(3), int(k*tokens))), 0)
+	run := func(ids []int32) ([]float32, tensor.Status) {
+		l.TensorSet(ix, i32Bytes(ids), 0)
+		l.TensorSet(out, f32Bytes(make([]float32, m*used*tokens)), 0)
+		g.record()
+		st := l.GraphCompute(be, gr)
+		l.Synchronize(be)
+		g.check()
+		return f32Values(tensorBytes(l, out)), st
+	}
+	got, st := run(ids)
+	if st != tensor.StatusSuccess {
+		t.Logf("graph_compute refused the out-of-range ids: status %d", st)
+		return
+	}
+	valid := make([]int32, len(ids))
+	for i, e := range ids {
+		valid[i] = e
+		if e < 0 || int64(e) >= experts {
+			valid[i] = 0
+		}
+	}
+	want, st := run(valid)
+	if st != tensor.StatusSuccess {
+		t.Fatalf("graph_compute with valid ids: status %d", st)
+	}
+	for i, e := range ids {
+		row, ref := got[i*m:(i+1)*m], want[i*m:(i+1)*m]
+		if e >= 0 && int64(e) < experts {
+			if !equalF32(row, ref) {
+				t.Errorf("pair %d (expert %d, valid): %v, want %v", i, e, row[:4], ref[:4])
+			}
+			continue
+		}
+		finite := true
+		for _, v := range row {
+			finite = finite && !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0)
+		}
+		t.Logf("pair %d, expert %d out of [0,%d): finite %v, first values %v", i, e, experts, finite, row[:4])
+	}
+}
