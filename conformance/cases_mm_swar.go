@@ -11,14 +11,14 @@ import (
 
 // mulMatSwarCases cover the integer mat-vec of 4-bit and 8-bit weights
 // (ops/mul_mat_vec_q4.go: one column quantized to 8 bits per block of 32 as the kernel
-// reads it): Q4_0, Q4_1, Q4_K and Q8_0 at K of 256, 2048, 4096 and 12544, rows not a multiple of the workgroup's, src0
-// broadcast over dims 2 and 3, activations spanning six orders of magnitude across
-// blocks with an all-zero block (its scale 0: results must stay finite), weights and
-// activations at their extremes (nibbles 0 and 15, bytes +-127, against +-127), and the fused
-// feed-forward gate (swarGLUCases); Q6_K's in mulMatSwarQ6Cases. Only the product of
-// 8192 x 4096 (Q4_0) reaches the kernel's size threshold in the suite;
-// TestConformanceSwar runs them all with the threshold at one weight, where every one
-// takes it.
+// reads it): Q4_0, Q4_1, Q4_K and Q8_0 at K of 256, 2048, 4096 and 12544, rows not a
+// multiple of the workgroup's, src0 broadcast over dims 2 and 3, activations spanning six
+// orders of magnitude across blocks with an all-zero block (its scale 0: results must stay
+// finite), weights and activations at their extremes (nibbles 0 and 15, bytes +-127,
+// against +-127), and the fused feed-forward gate (swarGLUCases); Q6_K's in
+// mulMatSwarQ6Cases. Only the product of 8192 x 4096 (Q4_0) reaches the kernel's size
+// threshold in the suite; TestConformanceSwar runs them all with the threshold at one
+// weight, where every one takes it.
 func mulMatSwarCases() []*Case {
 	one := [2]int64{1, 1}
 	var cs []*Case

@@ -29,8 +29,8 @@ type mmidSpec struct {
 }
 
 // mulMatIDSwarCases are decode-sized MUL_MAT_IDs of the formats that the integer
-// mat-vec's IDS form takes (ops.swarIDApplies): a gate's (one row of b a token, broadcast to
-// eight slots) and a down product's (a row of b a slot) by one and two tokens.
+// mat-vec's IDS form takes (ops.swarIDApplies): a gate's (one row of b a token, broadcast
+// to eight slots) and a down product's (a row of b a slot) by one and two tokens.
 func mulMatIDSwarCases() []*Case {
 	var cs []*Case
 	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
