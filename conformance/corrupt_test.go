@@ -33,6 +33,9 @@ const (
 	corruptNegInf = 5
 	corruptRows   = 8
 	corruptK      = 512
+	// corruptExperts is the experts of the MUL_MAT_ID cases, each with the same corrupt
+	// rows; half of them are used by the token.
+	corruptExperts = 4
 )
 
 // corruptScales returns the patch that writes NaN, +Inf and -Inf (as f16) over the d of
@@ -51,7 +54,8 @@ func corruptScales(ty tensor.Type) func(raw []byte) {
 
 // corruptCases are, per format of blockScales, products of a weight with corrupt scales
 // by 1 column (the mat-vec kernels), 4 (the several-column mat-vec) and 9 (the tiled
-// kernel), and GET_ROWS of its rows.
+// kernel), a decoding token's MUL_MAT_ID of corruptExperts such weights (the mat-vec
+// kernels' expert forms), and GET_ROWS of its rows.
 func corruptCases() []*Case {
 	var cs []*Case
 	for _, ty := range slices.Sorted(maps.Keys(blockScales)) {
@@ -68,6 +72,20 @@ func corruptCases() []*Case {
 					return b.L.MulMat(b.Ctx, w, b.New("x", f32, corruptK, n))
 				}})
 		}
+		cs = append(cs, &Case{Name: fmt.Sprintf("MUL_MAT_ID(type_a=%s,corrupt_scales,n=1)", ty), Op: "MUL_MAT_ID",
+			Types: ty.String() + " x f32", MaxNMSE: MulMatMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				as := b.New("as", ty, corruptK, corruptRows, corruptExperts)
+				b.Patch(as, func(raw []byte) {
+					per := len(raw) / corruptExperts
+					for e := range corruptExperts {
+						corruptScales(ty)(raw[e*per : (e+1)*per])
+					}
+				})
+				ids := b.New("ids", tensor.I32, corruptExperts/2, 1)
+				b.Init(ids, cyclicRows(1, corruptExperts))
+				return b.L.MulMatID(b.Ctx, as, b.New("x", f32, corruptK, 1, 1), ids)
+			}})
 		cs = append(cs, &Case{Name: fmt.Sprintf("GET_ROWS(type=%s,corrupt_scales)", ty), Op: "GET_ROWS",
 			Types: ty.String(), MaxNMSE: 1e-7,
 			Build: func(b *Builder) ggml.Tensor {
