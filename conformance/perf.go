@@ -328,33 +328,35 @@ func perfMulMatID(ta tensor.Type, experts, used, k, m, n int64) *PerfCase {
 // perfMulMatIDPool is perfMulMatID with ids drawn from the first pool experts only (named
 // so where pool is not every expert).
 func perfMulMatIDPool(ta tensor.Type, experts, used, k, m, n, pool int64) *PerfCase {
-	name := fmt.Sprintf("MUL_MAT_ID(type_a=%s,type_b=f32,n_mats=%d,n_used=%d,m=%d,n=%d,k=%d", ta, experts, used, m, n, k)
-	if pool != experts {
-		name += fmt.Sprintf(",pool=%d", pool)
-	}
-	return &PerfCase{
-		Name: name + ")",
-		Op:   "MUL_MAT_ID",
-		Build: func(b *PerfBuilder) func() ggml.Tensor {
-			as := b.New("as", ta, k, m, experts)
-			x := b.New("b", f32, k, used, n)
-			ids := b.Index("ids", tensor.I32, pool, used, n)
-			return func() ggml.Tensor { return b.L.MulMatID(b.Ctx, as, x, ids) }
-		},
-	}
+	return perfMulMatIDOf(ta, experts, used, k, m, n, pool, false)
 }
 
 // perfMulMatIDBcast is a MUL_MAT_ID of one token whose one row of activations b every
 // slot reads (a feed-forward's gate or up product): experts [k, m, experts] of type ta,
 // ids drawn from every expert.
 func perfMulMatIDBcast(ta tensor.Type, experts, used, k, m int64) *PerfCase {
+	return perfMulMatIDOf(ta, experts, used, k, m, 1, experts, true)
+}
+
+// perfMulMatIDOf builds the MUL_MAT_ID perf cases: activations [k, used, n], or [k, 1, n]
+// read by every slot where bcast, ids from the first pool experts.
+func perfMulMatIDOf(ta tensor.Type, experts, used, k, m, n, pool int64, bcast bool) *PerfCase {
+	name := fmt.Sprintf("MUL_MAT_ID(type_a=%s,type_b=f32,n_mats=%d,n_used=%d,m=%d,n=%d,k=%d", ta, experts, used, m, n, k)
+	if pool != experts {
+		name += fmt.Sprintf(",pool=%d", pool)
+	}
+	rows := used
+	if bcast {
+		name += ",b=bcast"
+		rows = 1
+	}
 	return &PerfCase{
-		Name: fmt.Sprintf("MUL_MAT_ID(type_a=%s,type_b=f32,n_mats=%d,n_used=%d,m=%d,n=1,k=%d,b=bcast)", ta, experts, used, m, k),
+		Name: name + ")",
 		Op:   "MUL_MAT_ID",
 		Build: func(b *PerfBuilder) func() ggml.Tensor {
 			as := b.New("as", ta, k, m, experts)
-			x := b.New("b", f32, k, 1, 1)
-			ids := b.Index("ids", tensor.I32, experts, used, 1)
+			x := b.New("b", f32, k, rows, n)
+			ids := b.Index("ids", tensor.I32, pool, used, n)
 			return func() ggml.Tensor { return b.L.MulMatID(b.Ctx, as, x, ids) }
 		},
 	}

@@ -283,11 +283,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let b2 = w.z;
   let b3 = w.w;
 #if IDS
-  // MUL_MAT_ID: b2 is the slot, b3 the token; the pair's expert (clamped: ggml asserts it
-  // is in range) picks the matrix, src1's row b2 % Ne11 of token b3 the column.
-  let e = min(u32(max(ids_geti(b2 * p.I.x + b3 * p.I.y), 0)), p.Experts - 1u);
-  let a = e * p.A.z;
-  let col = (b2 % p.Ne11) * p.B.z + b3 * p.B.w;
+  let ev = mv_expert(b2, b3);
+  let a = ev.x;
+  let col = ev.y;
 #else
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
 #if XQ
