@@ -9,20 +9,24 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
+// swarTypes are the formats of the integer mat-vec's nibble and byte forms.
+var swarTypes = []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q8_0, tensor.MXFP4}
+
 // mulMatSwarCases cover the integer mat-vec of 4-bit and 8-bit weights
 // (ops/mul_mat_vec_q4.go: one column quantized to 8 bits per block of 32 as the kernel
-// reads it): Q4_0, Q4_1, Q4_K and Q8_0 at K of 256, 2048, 4096 and 12544, rows not a
+// reads it): swarTypes at K of 256, 2048, 4096 and 12544, rows not a
 // multiple of the workgroup's, src0 broadcast over dims 2 and 3, activations spanning six
 // orders of magnitude across blocks with an all-zero block (its scale 0: results must stay
 // finite), weights and activations at their extremes (nibbles 0 and 15, bytes +-127,
-// against +-127), and the fused feed-forward gate (swarGLUCases); Q6_K's in
+// against +-127), MXFP4 blocks of every E2M1 code and a range of exponents
+// (mxfp4CodesCase), and the fused feed-forward gate (swarGLUCases); Q6_K's in
 // mulMatSwarQ6Cases. Only the product of 8192 x 4096 (Q4_0) reaches the kernel's size
 // threshold in the suite; TestConformanceSwar runs them all with the threshold at one
 // weight, where every one takes it.
 func mulMatSwarCases() []*Case {
 	one := [2]int64{1, 1}
 	var cs []*Case
-	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q8_0} {
+	for _, ta := range swarTypes {
 		for _, k := range []int64{256, 2048, 4096, 12544} {
 			cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 37, n: 1, k: k, bs: one, nr: one}))
 		}
@@ -31,7 +35,8 @@ func mulMatSwarCases() []*Case {
 			swarCase(ta, 33, 2048, "range_zero_block", Uniform(-1, 1), blockRange),
 			swarCase(ta, 33, 2048, "extremes", signs, signs))
 	}
-	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 8192, n: 1, k: 4096, bs: one, nr: one}))
+	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 8192, n: 1, k: 4096, bs: one, nr: one}),
+		mxfp4CodesCase(35, 2048, 1), mxfp4CodesCase(35, 2048, 2), mxfp4CodesCase(35, 2048, 3))
 	cs = append(cs, mulMatSwarColsCases()...)
 	cs = append(cs, mulMatSwarQ6Cases()...)
 	return append(cs, swarGLUCases()...)
@@ -43,7 +48,7 @@ func mulMatSwarCases() []*Case {
 func mulMatSwarColsCases() []*Case {
 	one := [2]int64{1, 1}
 	var cs []*Case
-	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q8_0} {
+	for _, ta := range swarTypes {
 		for _, n := range []int64{2, 3, 4, 8} {
 			cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 37, n: n, k: 2048, bs: one, nr: one}))
 		}
@@ -61,14 +66,14 @@ func mulMatSwarColsCases() []*Case {
 // kernel kept in 32 KiB of workgroup memory.
 func swarGLUCases() []*Case {
 	var cs []*Case
-	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q8_0} {
+	for _, ta := range swarTypes {
 		cs = append(cs, swarGLUCase(ta, 48, 256, 1))
 	}
 	cs = append(cs, swarGLUCase(tensor.Q4_0, 20, 14336, 1), swarGLUCase(tensor.Q4_K, 20, 14336, 1), swarGLUCase(tensor.Q6_K, 12, 2048, 1),
-		swarGLUCase(tensor.Q8_0, 20, 14336, 1))
+		swarGLUCase(tensor.Q8_0, 20, 14336, 1), swarGLUCase(tensor.MXFP4, 20, 14336, 1))
 	// several columns (the kernel's XQ form by NCOLS)
 	return append(cs, swarGLUCase(tensor.Q4_0, 20, 2048, 2), swarGLUCase(tensor.Q4_1, 11, 512, 3), swarGLUCase(tensor.Q4_K, 20, 2048, 4),
-		swarGLUCase(tensor.Q4_0, 7, 256, 4), swarGLUCase(tensor.Q8_0, 20, 2048, 3))
+		swarGLUCase(tensor.Q4_0, 7, 256, 4), swarGLUCase(tensor.Q8_0, 20, 2048, 3), swarGLUCase(tensor.MXFP4, 20, 2048, 2))
 }
 
 // swarGLUCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and n
@@ -94,6 +99,30 @@ func swarCase(ta tensor.Type, m, k int64, label string, weights, column InitFunc
 			y := b.New("b", f32, k, 1)
 			b.Init(a, weights)
 			b.Init(y, column)
+			return b.L.MulMat(b.Ctx, a, y)
+		}}
+}
+
+// mxfp4CodesCase is a MUL_MAT of m x k MXFP4 weights by n columns whose blocks hold random
+// bytes, so every E2M1 code (negative zero among them, which ggml's quantizer never
+// writes) and exponents 2^-8 to 2^7 around 1 (the subnormal halves of e = 0 and 1 in the
+// first two blocks of each row).
+func mxfp4CodesCase(m, k, n int64) *Case {
+	return &Case{Name: fmt.Sprintf("MUL_MAT(type_a=mxfp4,type_b=f32,m=%d,n=%d,k=%d,codes)", m, n, k),
+		Op: "MUL_MAT", Types: "mxfp4 x f32", MaxNMSE: MulMatMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			a := b.New("a", tensor.MXFP4, k, m)
+			y := b.New("b", f32, k, n)
+			b.Patch(a, func(raw []byte) {
+				r := rand.New(rand.NewSource(int64(m*k + n)))
+				for i := 0; i+17 <= len(raw); i += 17 {
+					raw[i] = byte(120 + r.Intn(16))
+					if blk := i / 17 % int(k/32); blk < 2 {
+						raw[i] = byte(blk)
+					}
+					r.Read(raw[i+1 : i+17])
+				}
+			})
 			return b.L.MulMat(b.Ctx, a, y)
 		}}
 }

@@ -235,7 +235,7 @@ func PerfCases() []*PerfCase {
 			}
 		}
 	}
-	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.Q8_0} {
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.Q8_0, tensor.MXFP4} {
 		for _, km := range [][2]int64{{2048, 2048}, {2048, 512}, {8192, 2048}, {2048, 8192}, {4096, 4096}, {4096, 1024}} {
 			cs = append(cs, perfMulMatCold(ta, km[0], km[1], 1))
 		}
@@ -299,8 +299,10 @@ func PerfCases() []*PerfCase {
 		cs = append(cs, perfMulMatID(tensor.Q4_K, 128, 8, 2048, 768, n), perfMulMatID(tensor.MXFP4, 32, 4, 2880, 2880, n))
 	}
 	// A decoding token's (one token's) gate or up product (a row of b for every slot) and
-	// down product (a row of b a slot) of the 30B-A3B-like experts.
-	cs = append(cs, perfMulMatIDBcast(tensor.Q4_K, 128, 8, 2048, 768), perfMulMatID(tensor.Q4_K, 128, 8, 768, 2048, 1))
+	// down product (a row of b a slot) of the 30B-A3B-like experts, and of the
+	// gpt-oss-20b-like ones.
+	cs = append(cs, perfMulMatIDBcast(tensor.Q4_K, 128, 8, 2048, 768), perfMulMatID(tensor.Q4_K, 128, 8, 768, 2048, 1),
+		perfMulMatIDBcast(tensor.MXFP4, 32, 4, 2880, 2880), perfMulMatID(tensor.MXFP4, 32, 4, 2880, 2880, 1))
 	cs = append(cs, perfMulMatID(tensor.Q4_K, 128, 8, 768, 2048, 512))
 	// the same with every token routed within a pool of a few experts (2 x used), as a
 	// model with random weights routes its tokens

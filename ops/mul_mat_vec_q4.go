@@ -7,8 +7,9 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
 
-// The integer mat-vec of 4-bit weights (mul_mat_vec_q4.wgsl): a MUL_MAT of Q4_0, Q4_1 or
-// Q4_K weights by one F32 column multiplies the weights' nibbles by the column quantized
+// The integer mat-vec of 4-bit weights (mul_mat_vec_q4.wgsl): a MUL_MAT of Q4_0, Q4_1,
+// Q4_K or MXFP4 weights (its E2M1 codes made integers: the FP4 form, swarFP4MaxCols) by
+// one F32 column multiplies the weights' nibbles by the column quantized
 // to 8 bits per block of 32 (as ggml's CPU backend does: Q8_0, Q8_1, Q8_K activations),
 // two products per i32 multiply-add. Q6_K's 6-bit weights take the same kernel in signed
 // lanes (its Q6K form), and so do Q8_0's output heads (its BYTES form: swarQ8MinRows),
@@ -191,7 +192,7 @@ func swarPreload(half, mats int) bool {
 // swarFormat returns the distance in elements between the low and the high nibbles'
 // elements of the weights a (the nibble half of wgsl/nibbles.go: 4 for Q8_0's bytes;
 // q6kHalf for Q6_K), 0 where the integer mat-vec cannot read them: not Q4_0, Q4_1, Q4_K,
-// Q8_0 or Q6_K, or, but for Q6_K, not in rows of whole units on 4-byte boundaries
+// Q8_0, MXFP4 or Q6_K, or, but for Q6_K, not in rows of whole units on 4-byte boundaries
 // (unitRows' alignment; the Q6_K form computes each block's byte and reads it at either
 // alignment).
 func swarFormat(a *tensor.Tensor) int {
@@ -231,7 +232,8 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 		return false
 	}
 	if p.N > 1 {
-		if a.Type == tensor.Q6_K || p.N > uint32(swarCols(l)) || !swarXQFits(a, p) {
+		if a.Type == tensor.Q6_K || p.N > uint32(swarCols(l)) || !swarXQFits(a, p) ||
+			a.Type == tensor.MXFP4 && p.N > swarFP4MaxCols {
 			return false
 		}
 		if l.SwarColsMin > 0 {
@@ -272,6 +274,21 @@ func swarWPG(a *tensor.Tensor) int {
 	return half / 4
 }
 
+// swarFP4MaxCols is the most src1 columns of an MXFP4 product that the integer mat-vec
+// takes. Its FP4 form turns each quant word's E2M1 codes into integers (positive and
+// negative magnitudes apart: about three times a nibble word's integer operations), once
+// for every column, and integer operations bound it. On an H100 (µs, the vectorised
+// float mat-vec -> FP4; weights beyond the L2 cache unless named; ggml-vulkan of that start in
+// brackets): 14336 x 4096 by 1, 2, 4, 8 columns 34.8, 49.5, 54.0, 81.0 -> 32.5, 41.8,
+// 60.9, 150 (26.2, 33.5, 41.8, 59.3); 4096 x 14336 35.6, 52.9, 55.8, 86.2 -> 31.2, 46.7,
+// 63.0, 140 (23.0, 35.4, 46.3, 63.4); the heads 128256 x 2048 and x 4096, warm, 204, 214
+// -> 154, 185 (98.0, 191); a 1B MXFP4 model's decode graph 1,666.4, 1,666.0 -> 1,619.6,
+// 1,619.3 µs of GPU time (its 2048-row products below the threshold, as Q4_0's).
+// Experts (MUL_MAT_ID) keep the float mat-vec: a 12-layer model of 32 MXFP4 experts of
+// 2048 x 2048, 4 used, decoded with them on the IDS form at 1,748.6, 1,769.4 against
+// 1,462.9, 1,462.0 µs a graph.
+const swarFP4MaxCols = 2
+
 // swarMaxCols is the most src1 columns the integer mat-vec takes (its several-column form,
 // after a dispatch that quantizes the columns).
 const swarMaxCols = 8
@@ -295,7 +312,7 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 
 // swarIDApplies reports whether the MUL_MAT_ID of experts a by b, which the mat-vec
 // takes, takes the integer mat-vec's IDS form: experts in a nibble format (swarFormat:
-// Q4_0, Q4_1, Q4_K), columns in 16-byte vectors, not Limits.SwarOff. On an H100 (one
+// Q4_0, Q4_1, Q4_K; not MXFP4, see swarFP4MaxCols), columns in 16-byte vectors, not Limits.SwarOff. On an H100 (one
 // start, the vectorised float mat-vec -> this; ggml-vulkan in brackets): one token's
 // products of 128 experts of Q4_K, 8 used, 768 x 2048 (a row of b for all slots) 15.0 ->
 // 15.2 µs (19.2), 2048 x 768 (a row a slot) 17.5 -> 17.0 (20.9); a 12-layer model of those
@@ -303,7 +320,7 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 // 1,291.4 -> 1,286.9, 1,274.9 µs.
 func swarIDApplies(a, b *tensor.Tensor, l *Limits) bool {
 	half := swarFormat(a)
-	return !l.SwarOff && (half == 16 || half == 32) && vectorRows(b)
+	return !l.SwarOff && (half == 16 || half == 32) && a.Type != tensor.MXFP4 && vectorRows(b)
 }
 
 // matVecQ4ID returns the integer mat-vec's IDS dispatch of the MUL_MAT_ID of experts a by
@@ -336,7 +353,8 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 		rows = q6kXQRows
 	}
 	layout := map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
-		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "BYTES": flag(f.ByteQuants())}
+		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "BYTES": flag(f.ByteQuants()),
+		"FP4": flag(f.FP4Quants())}
 	var ds []Dispatch
 	operands := []wgslOperand{vec(in("src0", ws[0]))}
 	tensors := []*tensor.Tensor{ws[0]}
@@ -397,13 +415,15 @@ func lowerMatVecQ4(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, boo
 // kernel compile test.
 func matVecQ4Examples() []*tensor.Tensor {
 	ex := []*tensor.Tensor{node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(tensor.Q8_0, 1024, 65536), f32(1024, 1))} // a Q8_0 head
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K} {
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.MXFP4} {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 16384, 2048), f32(16384, 1)), // the column quantized in the kernel
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),
 			node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(q, 256, 131072), f32(256, 1)),
-			node(tensor.OpMulMat, f32(8192, 2), nil, contiguous(q, 4096, 8192), f32(4096, 2)), // several columns
-			node(tensor.OpMulMat, f32(8192, 8), nil, contiguous(q, 4096, 8192), f32(4096, 8)))
+			node(tensor.OpMulMat, f32(8192, 2), nil, contiguous(q, 4096, 8192), f32(4096, 2))) // several columns
+		if q != tensor.MXFP4 { // swarFP4MaxCols
+			ex = append(ex, node(tensor.OpMulMat, f32(8192, 8), nil, contiguous(q, 4096, 8192), f32(4096, 8)))
+		}
 	}
 	return ex
 }

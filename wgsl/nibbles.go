@@ -9,7 +9,8 @@ import (
 // map per sub-block of 32 elements, read by the integer mat-vec kernel
 // (mul_mat_vec_q4.wgsl): the 4-bit formats (Q4_0, Q4_1, Q4_K: nibbles, unsigned), whose
 // one dequantization routine (nibbleGet8) reads the same pieces, so that the layout is
-// written once, and Q8_0 (bytes, signed).
+// written once, Q8_0 (bytes, signed) and MXFP4 (nibbles holding E2M1 codes, which the
+// kernel turns into the integers of ggml's kvalues_mxfp4: fp4).
 //
 // The block's quants are 4-byte words. Of a nibble format, word g holds, in its bytes
 // 0..3, four consecutive elements e..e+3 in the low nibbles and elements e+half..e+half+3
@@ -22,6 +23,7 @@ import (
 type nibbleLayout struct {
 	half  int
 	bytes bool // 8-bit signed quants, four a word
+	fp4   bool // E2M1 codes (sign, exponent, mantissa) in the nibbles: twice their values
 	// qs is a WGSL expression of b (the block's first byte) and g (a word index): the
 	// byte address of quant word g.
 	qs string
@@ -34,7 +36,8 @@ type nibbleLayout struct {
 // nibbleLayouts holds the layouts of the integer mat-vec's formats (ggml-common.h: Q4_0
 // {f16 d; u8 qs[16]} x = (q - 8) d; Q4_1 {f16 d; f16 m; u8 qs[16]} x = q d + m; Q4_K {f16
 // d; f16 dmin; u8 scales[12]; u8 qs[128]} x = d sc_j q - dmin m_j, k4_scale_min; Q8_0
-// {f16 d; i8 qs[32]} x = q d).
+// {f16 d; i8 qs[32]} x = q d; MXFP4 {u8 e; u8 qs[16]}, nibbles ordered as Q4_0's, x =
+// kvalues_mxfp4[q] 2^(e - 128), the scale as ggml_e8m0_to_fp32_half).
 var nibbleLayouts = map[Format]nibbleLayout{
 	Q4_0: {half: 16, qs: "b + 2u + 4u * g",
 		affine: "let d = unpack2x16float(NAME_bytes4(b)).x; return vec2<f32>(d, -8.0 * d);"},
@@ -46,6 +49,9 @@ var nibbleLayouts = map[Format]nibbleLayout{
 			"return vec2<f32>(dm.x * sm.x, -(dm.y * sm.y));"},
 	Q8_0: {half: 4, bytes: true, qs: "b + 2u + 4u * g",
 		affine: "return vec2<f32>(unpack2x16float(NAME_bytes4(b)).x, 0.0);"},
+	MXFP4: {half: 16, fp4: true, qs: "b + 1u + 4u * g",
+		affine: "let e = NAME_bytes4(b) & 0xffu; " +
+			"return vec2<f32>(select(bitcast<f32>((e - 1u) << 23u), bitcast<f32>(0x00200000u << e), e < 2u), 0.0);"},
 }
 
 // NibbleHalf returns the distance in elements between the low and the high nibble of
@@ -56,6 +62,10 @@ func (f Format) NibbleHalf() int { return nibbleLayouts[f].half }
 // ByteQuants reports whether the integer mat-vec reads f's quants as signed bytes (Q8_0)
 // rather than nibbles (see nibbleLayout).
 func (f Format) ByteQuants() bool { return nibbleLayouts[f].bytes }
+
+// FP4Quants reports whether f's nibbles are E2M1 codes (MXFP4), which the integer mat-vec
+// turns into integers (see nibbleLayout).
+func (f Format) FP4Quants() bool { return nibbleLayouts[f].fp4 }
 
 // nibbleGet8 is the get8 routine of the nibble formats with the given half: group s's
 // eight elements are the low or high nibbles of two consecutive quant words, under the

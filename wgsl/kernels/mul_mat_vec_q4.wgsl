@@ -1,5 +1,6 @@
-// Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go; Q6_K in
-// its Q6K form, below) and of Q8_0's bytes (BYTES: byte_dot) by one src1 column, with
+// Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go, MXFP4's
+// codes made integers by FP4; Q6_K in its Q6K form, below) and of Q8_0's bytes (BYTES:
+// byte_dot) by one src1 column, with
 // integer dot products two weights at a time in the 16-bit lanes of an i32 (SWAR).
 // dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
 // Each invocation quantizes the activations of the groups it takes, in registers, to 8
@@ -83,11 +84,41 @@ fn byte_dot(q0: u32, q1: u32, x: vec4<i32>) -> i32 {
 #endif
 
 #if NIBBLES
+// The SWAR products of the nibbles of word q with the activation words x: the low
+// nibbles' two products in .x, the high nibbles' in .y.
+fn nibble_dot(q: u32, x: vec4<i32>) -> vec2<i32> {
+  return vec2<i32>(i32(q & 0x000f000fu) * x.x + i32((q >> 8u) & 0x000f000fu) * x.y,
+                   i32((q >> 4u) & 0x000f000fu) * x.z + i32((q >> 12u) & 0x000f000fu) * x.w);
+}
+
+#if FP4
+// The eight E2M1 codes of MXFP4's quant word q (sign, two exponent bits, one mantissa
+// bit) as twice their values (ggml's kvalues_mxfp4: codes 0..7 are 0, 1, 2, 3, 4, 6, 8,
+// 12, and 8..15 their negatives): the magnitudes of the positive values in the nibbles of
+// .x, of the negative ones in .y. Code c of bits b2 b1 b0 is c + b2 b0 + 2 b2 b1 + 2 b2 b1
+// b0 doubled, at most 12: no nibble carries into the next. Their products with an
+// activation vector, .x's less .y's, add at most 2 * 12 * 127 to a lane.
+fn fp4_nibbles(q: u32) -> vec2<u32> {
+  let b0 = q & 0x11111111u;
+  let b1 = (q >> 1u) & 0x11111111u;
+  let b2 = (q >> 2u) & 0x11111111u;
+  let u = b2 & b1;
+  let m = (q & 0x77777777u) + (b2 & b0) + ((u + (u & b0)) << 1u);
+  let s = (q >> 3u) & 0x11111111u;
+  let n = m & ((s << 4u) - s); // 15 in the nibbles of the negative codes
+  return vec2<u32>(m ^ n, n);
+}
+#endif
+
 // The SWAR products of quant word q with its activation words x: the low nibbles' two
 // products in .x, the high nibbles' in .y.
 fn word_dot(q: u32, x: vec4<i32>) -> vec2<i32> {
-  return vec2<i32>(i32(q & 0x000f000fu) * x.x + i32((q >> 8u) & 0x000f000fu) * x.y,
-                   i32((q >> 4u) & 0x000f000fu) * x.z + i32((q >> 12u) & 0x000f000fu) * x.w);
+#if FP4
+  let v = fp4_nibbles(q);
+  return nibble_dot(v.x, x) - nibble_dot(v.y, x);
+#else
+  return nibble_dot(q, x);
+#endif
 }
 
 // Matrix m's (0: src0, 1: src0b) unit word, quant word and affine map.
