@@ -8,7 +8,8 @@ import (
 )
 
 // The integer mat-vec of 4-bit weights (mul_mat_vec_q4.wgsl): a MUL_MAT of Q4_0, Q4_1,
-// Q4_K or MXFP4 weights (its E2M1 codes made integers: the FP4 form, swarFP4MaxCols) by
+// Q4_K, MXFP4, IQ4_NL or IQ4_XS weights (MXFP4's E2M1 codes made integers: the FP4 form;
+// IQ4's levels looked up: the LEVELS form; swarCodedCols) by
 // one F32 column multiplies the weights' nibbles by the column quantized
 // to 8 bits per block of 32 (as ggml's CPU backend does: Q8_0, Q8_1, Q8_K activations),
 // two products per i32 multiply-add. Q6_K's 6-bit weights take the same kernel in signed
@@ -192,7 +193,7 @@ func swarPreload(half, mats int) bool {
 // swarFormat returns the distance in elements between the low and the high nibbles'
 // elements of the weights a (the nibble half of wgsl/nibbles.go: 4 for Q8_0's bytes;
 // q6kHalf for Q6_K), 0 where the integer mat-vec cannot read them: not Q4_0, Q4_1, Q4_K,
-// Q8_0, MXFP4 or Q6_K, or, but for Q6_K, not in rows of whole units on 4-byte boundaries
+// Q8_0, MXFP4, IQ4_NL, IQ4_XS or Q6_K, or, but for Q6_K, not in rows of whole units on 4-byte boundaries
 // (unitRows' alignment; the Q6_K form computes each block's byte and reads it at either
 // alignment).
 func swarFormat(a *tensor.Tensor) int {
@@ -233,7 +234,7 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	}
 	if p.N > 1 {
 		if a.Type == tensor.Q6_K || p.N > uint32(swarCols(l)) || !swarXQFits(a, p) ||
-			a.Type == tensor.MXFP4 && p.N > swarFP4MaxCols {
+			swarCoded(a.Type) && p.N > uint32(swarCodedCols(a.Type)) {
 			return false
 		}
 		if l.SwarColsMin > 0 {
@@ -274,10 +275,20 @@ func swarWPG(a *tensor.Tensor) int {
 	return half / 4
 }
 
-// swarFP4MaxCols is the most src1 columns of an MXFP4 product that the integer mat-vec
-// takes. Its FP4 form turns each quant word's E2M1 codes into integers (positive and
-// negative magnitudes apart: about three times a nibble word's integer operations), once
-// for every column, and integer operations bound it. On an H100 (µs, the vectorised
+// swarCoded reports whether the integer mat-vec turns the nibbles of weights of type t
+// into integers before its products (MXFP4's codes: its FP4 form; IQ4_NL's and IQ4_XS's
+// levels: its LEVELS form), once for every column.
+func swarCoded(t tensor.Type) bool {
+	f, ok := format(t)
+	return ok && (f.FP4Quants() || f.LevelQuants())
+}
+
+// swarCodedCols returns the most src1 columns of a product of coded nibbles (swarCoded)
+// of type t that the integer mat-vec takes: 2 for MXFP4, 1 for IQ4_NL and IQ4_XS.
+//
+// Its FP4 form turns each quant word's E2M1 codes into integers (positive and negative
+// magnitudes apart: about three times a nibble word's integer operations), once for
+// every column, and integer operations bound it. On an H100 (µs, the vectorised
 // float mat-vec -> FP4; weights beyond the L2 cache unless named; ggml-vulkan of that start in
 // brackets): 14336 x 4096 by 1, 2, 4, 8 columns 34.8, 49.5, 54.0, 81.0 -> 32.5, 41.8,
 // 60.9, 150 (26.2, 33.5, 41.8, 59.3); 4096 x 14336 35.6, 52.9, 55.8, 86.2 -> 31.2, 46.7,
@@ -287,7 +298,19 @@ func swarWPG(a *tensor.Tensor) int {
 // Experts (MUL_MAT_ID) keep the float mat-vec: a 12-layer model of 32 MXFP4 experts of
 // 2048 x 2048, 4 used, decoded with them on the IDS form at 1,748.6, 1,769.4 against
 // 1,462.9, 1,462.0 µs a graph.
-const swarFP4MaxCols = 2
+//
+// Its LEVELS form looks each nibble's level up in workgroup memory and takes each SWAR
+// product's dot apart (levels reach 127). On an H200 (µs, the vectorised float mat-vec ->
+// LEVELS; weights beyond the L2 cache unless named; ggml-vulkan of that start in
+// brackets): IQ4_XS 14336 x 4096 by 1 and 2 columns 43.7, 63.8 -> 36.1, 60.8 (35.5, 44.3),
+// 4096 x 14336 44.4, 61.5 -> 39.9, 76.4 (36.3, 45.2); the heads 128256 x 2048 and x 4096,
+// warm, 143, 301 -> 103, 217 (123, 252); IQ4_NL 14336 x 4096 43.6 -> 35.5 (23.2).
+func swarCodedCols(t tensor.Type) int {
+	if t == tensor.MXFP4 {
+		return 2
+	}
+	return 1
+}
 
 // swarMaxCols is the most src1 columns the integer mat-vec takes (its several-column form,
 // after a dispatch that quantizes the columns).
@@ -312,7 +335,7 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 
 // swarIDApplies reports whether the MUL_MAT_ID of experts a by b, which the mat-vec
 // takes, takes the integer mat-vec's IDS form: experts in a nibble format (swarFormat:
-// Q4_0, Q4_1, Q4_K; not MXFP4, see swarFP4MaxCols), columns in 16-byte vectors, not Limits.SwarOff. On an H100 (one
+// Q4_0, Q4_1, Q4_K; not the coded ones, see swarCodedCols), columns in 16-byte vectors, not Limits.SwarOff. On an H100 (one
 // start, the vectorised float mat-vec -> this; ggml-vulkan in brackets): one token's
 // products of 128 experts of Q4_K, 8 used, 768 x 2048 (a row of b for all slots) 15.0 ->
 // 15.2 µs (19.2), 2048 x 768 (a row a slot) 17.5 -> 17.0 (20.9); a 12-layer model of those
@@ -320,7 +343,7 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 // 1,291.4 -> 1,286.9, 1,274.9 µs.
 func swarIDApplies(a, b *tensor.Tensor, l *Limits) bool {
 	half := swarFormat(a)
-	return !l.SwarOff && (half == 16 || half == 32) && a.Type != tensor.MXFP4 && vectorRows(b)
+	return !l.SwarOff && (half == 16 || half == 32) && !swarCoded(a.Type) && vectorRows(b)
 }
 
 // matVecQ4ID returns the integer mat-vec's IDS dispatch of the MUL_MAT_ID of experts a by
@@ -354,7 +377,7 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	}
 	layout := map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
 		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "BYTES": flag(f.ByteQuants()),
-		"FP4": flag(f.FP4Quants())}
+		"FP4": flag(f.FP4Quants()), "LEVELS": flag(f.LevelQuants())}
 	var ds []Dispatch
 	operands := []wgslOperand{vec(in("src0", ws[0]))}
 	tensors := []*tensor.Tensor{ws[0]}
@@ -415,14 +438,16 @@ func lowerMatVecQ4(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, boo
 // kernel compile test.
 func matVecQ4Examples() []*tensor.Tensor {
 	ex := []*tensor.Tensor{node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(tensor.Q8_0, 1024, 65536), f32(1024, 1))} // a Q8_0 head
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.MXFP4} {
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS} {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 16384, 2048), f32(16384, 1)), // the column quantized in the kernel
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),
-			node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(q, 256, 131072), f32(256, 1)),
-			node(tensor.OpMulMat, f32(8192, 2), nil, contiguous(q, 4096, 8192), f32(4096, 2))) // several columns
-		if q != tensor.MXFP4 { // swarFP4MaxCols
-			ex = append(ex, node(tensor.OpMulMat, f32(8192, 8), nil, contiguous(q, 4096, 8192), f32(4096, 8)))
+			node(tensor.OpMulMat, f32(131072, 1), nil, contiguous(q, 256, 131072), f32(256, 1)))
+		for _, n := range []int64{2, 8} { // several columns, where the format takes them (swarCodedCols)
+			if swarCoded(q) && int64(swarCodedCols(q)) < n {
+				break
+			}
+			ex = append(ex, node(tensor.OpMulMat, f32(8192, n), nil, contiguous(q, 4096, 8192), f32(4096, n)))
 		}
 	}
 	return ex

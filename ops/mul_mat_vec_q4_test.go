@@ -138,10 +138,10 @@ func TestSwarLowering(t *testing.T) {
 	}
 	swar := []string{"mul_mat_vec_q4"}
 	xq := []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K, tensor.MXFP4} {
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q6_K, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS} {
 		m := int64(4096) // 2^24 weights, 2^25 for the blocks of 32, 2^27 for Q6_K
 		switch q {
-		case tensor.Q4_0, tensor.Q4_1, tensor.MXFP4:
+		case tensor.Q4_0, tensor.Q4_1, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS:
 			m = 8192
 		case tensor.Q6_K:
 			m = 32768
@@ -151,9 +151,11 @@ func TestSwarLowering(t *testing.T) {
 		require.Equal(t, swar, kernels(mm(q, 2048, k, 1), l), "%s at the threshold", q)
 		ds, err := Lower(mm(q, 2048, k, 1), l)
 		require.NoError(t, err)
-		preload := q == tensor.Q4_0 || q == tensor.Q4_1 || q == tensor.MXFP4 // swarPreload: four words a group
+		coded := q == tensor.MXFP4 || q == tensor.IQ4_NL || q == tensor.IQ4_XS
+		preload := q == tensor.Q4_0 || q == tensor.Q4_1 || coded // swarPreload: four words a group
 		require.Equal(t, flag(preload), ds[0].Spec.Defines["PRELOAD"], "%s preloads its quant words", q)
 		require.Equal(t, flag(q == tensor.MXFP4), ds[0].Spec.Defines["FP4"], "%s: E2M1 codes made integers", q)
+		require.Equal(t, flag(q == tensor.IQ4_NL || q == tensor.IQ4_XS), ds[0].Spec.Defines["LEVELS"], "%s: levels looked up", q)
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 2047, k, 1), l), "%s below the threshold", q)
 		if q == tensor.Q6_K {
 			require.Equal(t, swar, kernels(mm(q, m, 4096, 1), l), "%s keeps its in-kernel quantization", q)
@@ -178,9 +180,13 @@ func TestSwarLowering(t *testing.T) {
 			require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, 2), l), "%s, two columns", q)
 			continue
 		}
-		if q == tensor.MXFP4 { // its FP4 form by at most swarFP4MaxCols columns
-			require.Equal(t, xq, kernels(mm(q, m, 4096, swarFP4MaxCols), l), "%s, %d columns", q, swarFP4MaxCols)
-			require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, swarFP4MaxCols+1), l), "%s, more columns", q)
+		if coded { // by at most swarCodedCols columns: MXFP4 2, IQ4 1
+			most := int64(swarCodedCols(q))
+			require.Equal(t, map[tensor.Type]int64{tensor.MXFP4: 2, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1}[q], most, "%s", q)
+			if most > 1 {
+				require.Equal(t, xq, kernels(mm(q, m, 4096, most), l), "%s, %d columns", q, most)
+			}
+			require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, most+1), l), "%s, more columns", q)
 			continue
 		}
 		// several columns: quantized into scratch memory first, then the kernel's XQ form
@@ -194,7 +200,7 @@ func TestSwarLowering(t *testing.T) {
 			require.Equal(t, fmt.Sprint(n), ds[1].Spec.Defines["NCOLS"])
 			require.Equal(t, "0", ds[1].Spec.Defines["PRELOAD"])
 			wpg, rows := int64(8), swarXQRows // quant words a group: 4 for the blocks of 32
-			if q == tensor.Q4_0 || q == tensor.Q4_1 || q == tensor.MXFP4 {
+			if q == tensor.Q4_0 || q == tensor.Q4_1 || coded {
 				wpg, rows = 4, swarColsRowsSmallBlocks
 			}
 			require.Equal(t, fmt.Sprint(rows), ds[1].Spec.Defines["ROWS"], "%s, %d columns", q, n)

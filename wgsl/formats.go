@@ -252,6 +252,14 @@ var formatTables = map[Format]string{
 	IQ1_M:   iq1sGrid + iq1Delta + iq1Helpers,
 }
 
+// levelTables holds, per format, the tables a module takes beside formatTables' where the
+// spec defines LEVELS (the integer mat-vec's form that looks IQ4_NL's levels up as
+// integers): only those kernels fill them.
+var levelTables = map[Format]string{
+	IQ4_NL: iq4Ints,
+	IQ4_XS: iq4Ints,
+}
+
 // iq4Helpers maps four 4-bit indices to their levels.
 const iq4Helpers = "fn iq4_level4(q: vec4<u32>) -> vec4<f32> { return vec4<f32>(iq4_level(q.x), iq4_level(q.y), iq4_level(q.z), iq4_level(q.w)); }\n"
 

@@ -10,6 +10,12 @@ const iq4Levels = "var<workgroup> iq4_levels: array<u32, 16>;\n" +
 	"fn iq4_levels_init() { iq4_levels[0] = 0xc2fe0000u; iq4_levels[1] = 0xc2d00000u; iq4_levels[2] = 0xc2a60000u; iq4_levels[3] = 0xc2820000u; iq4_levels[4] = 0xc2440000u; iq4_levels[5] = 0xc20c0000u; iq4_levels[6] = 0xc1b00000u; iq4_levels[7] = 0xc1200000u; iq4_levels[8] = 0x3f800000u; iq4_levels[9] = 0x41500000u; iq4_levels[10] = 0x41c80000u; iq4_levels[11] = 0x42180000u; iq4_levels[12] = 0x42540000u; iq4_levels[13] = 0x428a0000u; iq4_levels[14] = 0x42b20000u; iq4_levels[15] = 0x42e20000u; }\n" +
 	"fn iq4_level(q: u32) -> f32 { return bitcast<f32>(iq4_levels[q]); }\n"
 
+// iq4Ints is iq4_int(q), level q of IQ4_NL and IQ4_XS as an integer (the integer mat-vec's lanes),
+// a workgroup table of words.
+const iq4Ints = "var<workgroup> iq4_ints: array<u32, 16>;\n" +
+	"fn iq4_ints_init() { iq4_ints[0] = 0xffffff81u; iq4_ints[1] = 0xffffff98u; iq4_ints[2] = 0xffffffadu; iq4_ints[3] = 0xffffffbfu; iq4_ints[4] = 0xffffffcfu; iq4_ints[5] = 0xffffffddu; iq4_ints[6] = 0xffffffeau; iq4_ints[7] = 0xfffffff6u; iq4_ints[8] = 0x00000001u; iq4_ints[9] = 0x0000000du; iq4_ints[10] = 0x00000019u; iq4_ints[11] = 0x00000026u; iq4_ints[12] = 0x00000035u; iq4_ints[13] = 0x00000045u; iq4_ints[14] = 0x00000059u; iq4_ints[15] = 0x00000071u; }\n" +
+	"fn iq4_int(q: u32) -> i32 { return bitcast<i32>(iq4_ints[q]); }\n"
+
 // iq2xxsGrid is the grid of IQ2_XXS: 256 entries of eight unsigned bytes; iq2xxs_grid_get(i) returns entry i as two
 // words (bytes 0..3, 4..7).
 const iq2xxsGrid = "var<workgroup> iq2xxs_grid: array<vec4<u32>, 128>;\n" +

@@ -46,6 +46,15 @@ func TestFormatTablesInModules(t *testing.T) {
 	require.Contains(t, src, "var<workgroup> iq4_levels: array<u32, 16>;", "of words, read with one index (a vector component at a run-time index is slow on NVIDIA)")
 	require.Contains(t, src, "return bitcast<f32>(iq4_levels[q]);")
 	require.Equal(t, 1, strings.Count(src, "var<workgroup> iq"))
+	require.NotContains(t, src, "iq4_ints", "only the integer mat-vec's LEVELS form takes the levels as integers")
+
+	// the integer mat-vec's LEVELS form: the levels as integers too (levelTables)
+	levels := spec(Operand{Name: "src0", Type: IQ4_NL, Vec: true}, Operand{Name: "src1", Type: I32}, Operand{Name: "dst", Type: F32, Written: true})
+	levels.Defines["LEVELS"] = "1"
+	src, err = Source(levels)
+	require.NoError(t, err)
+	require.Contains(t, src, "if (lid == 0u) { iq4_levels_init(); iq4_ints_init(); }")
+	require.Contains(t, src, "fn iq4_int(q: u32) -> i32 { return bitcast<i32>(iq4_ints[q]); }")
 
 	src, err = Source(spec(Operand{Name: "src0", Type: Q4_0, Vec: true}, Operand{Name: "src1", Type: I32}, Operand{Name: "dst", Type: F32, Written: true}))
 	require.NoError(t, err)

@@ -9,8 +9,9 @@ import (
 // map per sub-block of 32 elements, read by the integer mat-vec kernel
 // (mul_mat_vec_q4.wgsl): the 4-bit formats (Q4_0, Q4_1, Q4_K: nibbles, unsigned), whose
 // one dequantization routine (nibbleGet8) reads the same pieces, so that the layout is
-// written once, Q8_0 (bytes, signed) and MXFP4 (nibbles holding E2M1 codes, which the
-// kernel turns into the integers of ggml's kvalues_mxfp4: fp4).
+// written once, Q8_0 (bytes, signed), MXFP4 (nibbles holding E2M1 codes, which the
+// kernel turns into the integers of ggml's kvalues_mxfp4: fp4) and IQ4_NL and IQ4_XS
+// (nibbles indexing the sixteen signed levels of kvalues_iq4nl: levels).
 //
 // The block's quants are 4-byte words. Of a nibble format, word g holds, in its bytes
 // 0..3, four consecutive elements e..e+3 in the low nibbles and elements e+half..e+half+3
@@ -24,6 +25,8 @@ type nibbleLayout struct {
 	half  int
 	bytes bool // 8-bit signed quants, four a word
 	fp4   bool // E2M1 codes (sign, exponent, mantissa) in the nibbles: twice their values
+	// levels: the nibbles index IQ4_NL's levels (iq4_int), signed bytes
+	levels bool
 	// qs is a WGSL expression of b (the block's first byte) and g (a word index): the
 	// byte address of quant word g.
 	qs string
@@ -37,7 +40,11 @@ type nibbleLayout struct {
 // {f16 d; u8 qs[16]} x = (q - 8) d; Q4_1 {f16 d; f16 m; u8 qs[16]} x = q d + m; Q4_K {f16
 // d; f16 dmin; u8 scales[12]; u8 qs[128]} x = d sc_j q - dmin m_j, k4_scale_min; Q8_0
 // {f16 d; i8 qs[32]} x = q d; MXFP4 {u8 e; u8 qs[16]}, nibbles ordered as Q4_0's, x =
-// kvalues_mxfp4[q] 2^(e - 128), the scale as ggml_e8m0_to_fp32_half).
+// kvalues_mxfp4[q] 2^(e - 128), the scale as ggml_e8m0_to_fp32_half; IQ4_NL {f16 d; u8
+// qs[16]}, nibbles ordered as Q4_0's, x = d kvalues_iq4nl[q]; IQ4_XS {f16 d; u16 scales_h;
+// u8 scales_l[4]; u8 qs[128]}, sub-block j's nibbles in qs[16 j ..] ordered as IQ4_NL's,
+// x = d (sc_j - 32) kvalues_iq4nl[q] with the 6-bit sc_j: nibble j of scales_l over bits
+// 2 j, 2 j + 1 of scales_h).
 var nibbleLayouts = map[Format]nibbleLayout{
 	Q4_0: {half: 16, qs: "b + 2u + 4u * g",
 		affine: "let d = unpack2x16float(NAME_bytes4(b)).x; return vec2<f32>(d, -8.0 * d);"},
@@ -52,6 +59,12 @@ var nibbleLayouts = map[Format]nibbleLayout{
 	MXFP4: {half: 16, fp4: true, qs: "b + 1u + 4u * g",
 		affine: "let e = NAME_bytes4(b) & 0xffu; " +
 			"return vec2<f32>(select(bitcast<f32>((e - 1u) << 23u), bitcast<f32>(0x00200000u << e), e < 2u), 0.0);"},
+	IQ4_NL: {half: 16, levels: true, qs: "b + 2u + 4u * g",
+		affine: "return vec2<f32>(unpack2x16float(NAME_bytes4(b)).x, 0.0);"},
+	IQ4_XS: {half: 16, levels: true, qs: "b + 8u + 4u * g",
+		affine: "let w = NAME_bytes4(b); " +
+			"let sc = ((NAME_bytes4(b + 4u) >> (4u * j)) & 15u) | (((w >> (16u + 2u * j)) & 3u) << 4u); " +
+			"return vec2<f32>(unpack2x16float(w).x * uf(sc, 32.0), 0.0);"},
 }
 
 // NibbleHalf returns the distance in elements between the low and the high nibble of
@@ -62,6 +75,10 @@ func (f Format) NibbleHalf() int { return nibbleLayouts[f].half }
 // ByteQuants reports whether the integer mat-vec reads f's quants as signed bytes (Q8_0)
 // rather than nibbles (see nibbleLayout).
 func (f Format) ByteQuants() bool { return nibbleLayouts[f].bytes }
+
+// LevelQuants reports whether f's nibbles index IQ4_NL's levels (IQ4_NL, IQ4_XS), which
+// the integer mat-vec looks up as integers (see nibbleLayout).
+func (f Format) LevelQuants() bool { return nibbleLayouts[f].levels }
 
 // FP4Quants reports whether f's nibbles are E2M1 codes (MXFP4), which the integer mat-vec
 // turns into integers (see nibbleLayout).

@@ -158,7 +158,11 @@ func Source(s *Spec) (string, error) {
 	tables := map[string]bool{}
 	var fills, copies []string
 	for _, o := range s.Operands {
-		for _, t := range strings.SplitAfter(formatTables[o.Type], "\n") {
+		lines := formatTables[o.Type]
+		if truthy(defs, "LEVELS") {
+			lines += levelTables[o.Type]
+		}
+		for _, t := range strings.SplitAfter(lines, "\n") {
 			if t != "" && !tables[t] {
 				tables[t] = true
 				out.WriteString(t)

@@ -1,5 +1,5 @@
 // Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go, MXFP4's
-// codes made integers by FP4; Q6_K in its Q6K form, below) and of Q8_0's bytes (BYTES:
+// codes made integers by FP4, IQ4_NL's levels looked up by LEVELS; Q6_K in its Q6K form, below) and of Q8_0's bytes (BYTES:
 // byte_dot) by one src1 column, with
 // integer dot products two weights at a time in the 16-bit lanes of an i32 (SWAR).
 // dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
@@ -110,6 +110,22 @@ fn fp4_nibbles(q: u32) -> vec2<u32> {
 }
 #endif
 
+#if LEVELS
+// The levels (kvalues_iq4nl: iq4_int) of IQ4_NL's and IQ4_XS's nibbles sh and sh + 16 of
+// quant word q as the integer l0 + l1 * 65536, the lanes of one SWAR product.
+fn level_lanes(q: u32, sh: u32) -> i32 {
+  return iq4_int((q >> sh) & 15u) + (iq4_int((q >> (sh + 16u)) & 15u) << 16u);
+}
+
+// The dot products of quant word q's levels with its activation words x, the low
+// nibbles' in .x, the high nibbles' in .y: levels reach 127, so each SWAR product's
+// two-element dot (|.| <= 2 * 127 * 127 < 2^15) is taken alone, as in byte_dot.
+fn level_dot(q: u32, x: vec4<i32>) -> vec2<i32> {
+  return vec2<i32>(((level_lanes(q, 0u) * x.x + 0x8000) >> 16u) + ((level_lanes(q, 8u) * x.y + 0x8000) >> 16u),
+                   ((level_lanes(q, 4u) * x.z + 0x8000) >> 16u) + ((level_lanes(q, 12u) * x.w + 0x8000) >> 16u));
+}
+#endif
+
 // The SWAR products of quant word q with its activation words x: the low nibbles' two
 // products in .x, the high nibbles' in .y.
 fn word_dot(q: u32, x: vec4<i32>) -> vec2<i32> {
@@ -195,6 +211,15 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
           d.x = d.x + byte_dot(qsw(m, uw, b, 2u * w), qsw(m, uw, b, 2u * w + 1u), x[w]);
         }
 #else
+#if LEVELS
+        for (var w = 0u; w < WPG; w = w + 1u) {
+#if PRELOAD
+          d = d + level_dot(qw[r * WPG + w], x[w]);
+#else
+          d = d + level_dot(qsw(m, uw, b, gg * WPG + w), x[w]);
+#endif
+        }
+#else
         for (var w0 = 0u; w0 < WPG; w0 = w0 + 4u) { // 8 products per accumulator at most
           var s = vec2<i32>(0);
           for (var w = w0; w < w0 + 4u; w = w + 1u) {
@@ -206,6 +231,7 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
           }
           d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
         }
+#endif
 #endif
         let o = (m * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
 #if SPLIT

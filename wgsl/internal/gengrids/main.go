@@ -59,6 +59,16 @@ func generate(r *reader) ([]byte, error) {
 	tables = append(tables, table{"iq4Levels", "iq4_level(q), level q of the sixteen non-linear 4-bit levels of IQ4_NL and IQ4_XS\n" +
 		"// (kvalues_iq4nl), a workgroup table of words",
 		scalarTable("iq4_levels", lw, "fn iq4_level(q: u32) -> f32 { return bitcast<f32>(iq4_levels[q]); }")})
+	li := make([]uint32, len(levels))
+	for i, v := range levels {
+		if v != float32(int8(v)) {
+			return nil, fmt.Errorf("IQ4_NL level %d is %g, not a signed byte", i, v)
+		}
+		li[i] = uint32(int32(v))
+	}
+	tables = append(tables, table{"iq4Ints", "iq4_int(q), level q of IQ4_NL and IQ4_XS as an integer (the integer mat-vec's lanes),\n" +
+		"// a workgroup table of words",
+		scalarTable("iq4_ints", li, "fn iq4_int(q: u32) -> i32 { return bitcast<i32>(iq4_ints[q]); }")})
 	if err := r.checkSigns(); err != nil {
 		return nil, err
 	}
