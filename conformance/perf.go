@@ -235,7 +235,7 @@ func PerfCases() []*PerfCase {
 			}
 		}
 	}
-	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.Q8_0, tensor.MXFP4, tensor.IQ4_XS} {
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q8_0, tensor.MXFP4, tensor.IQ4_XS} {
 		for _, km := range [][2]int64{{2048, 2048}, {2048, 512}, {8192, 2048}, {2048, 8192}, {4096, 4096}, {4096, 1024}} {
 			cs = append(cs, perfMulMatCold(ta, km[0], km[1], 1))
 		}
@@ -257,8 +257,9 @@ func PerfCases() []*PerfCase {
 		}
 	}
 	// The formats with single-bit fields (a high bit joined to its low bits, hbits1024 in
-	// common.wgsl, or signs), one column, weights beyond the L2 cache.
-	for _, ta := range []tensor.Type{tensor.Q5_0, tensor.Q5_K, tensor.Q3_K, tensor.IQ2_XXS, tensor.IQ3_S} {
+	// common.wgsl, or signs), one column, weights beyond the L2 cache (Q5_K's in the sweep
+	// of perfWeightTypes).
+	for _, ta := range []tensor.Type{tensor.Q5_0, tensor.Q3_K, tensor.IQ2_XXS, tensor.IQ3_S} {
 		cs = append(cs, perfMulMatCold(ta, 4096, 14336, 1))
 	}
 	// The other formats read through workgroup lookup tables (wgsl.formatTables), one
@@ -365,7 +366,7 @@ func perfMulMatIDOf(ta tensor.Type, experts, used, k, m, n, pool int64, bcast bo
 }
 
 // perfWeightTypes are the weight formats of the MUL_MAT sweep.
-var perfWeightTypes = []tensor.Type{tensor.F16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K, tensor.IQ4_XS, tensor.MXFP4}
+var perfWeightTypes = []tensor.Type{tensor.F16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS, tensor.MXFP4}
 
 // perfMulMat: weights [k, m] of type ta times activations [k, n] F32 into [m, n] F32.
 func perfMulMat(ta tensor.Type, k, m, n int64) *PerfCase {

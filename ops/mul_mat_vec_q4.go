@@ -8,8 +8,9 @@ import (
 )
 
 // The integer mat-vec of 4-bit weights (mul_mat_vec_q4.wgsl): a MUL_MAT of Q4_0, Q4_1,
-// Q4_K, MXFP4, IQ4_NL or IQ4_XS weights (MXFP4's E2M1 codes made integers: the FP4 form;
-// IQ4's levels looked up: the LEVELS form; swarCodedCols) by
+// Q4_K, Q5_K (its fifth bits: the HBIT form), MXFP4, IQ4_NL or IQ4_XS weights (MXFP4's
+// E2M1 codes made integers: the FP4 form; IQ4's levels looked up: the LEVELS form;
+// swarCodedCols) by
 // one F32 column multiplies the weights' nibbles by the column quantized
 // to 8 bits per block of 32 (as ggml's CPU backend does: Q8_0, Q8_1, Q8_K activations),
 // two products per i32 multiply-add. Q6_K's 6-bit weights take the same kernel in signed
@@ -193,7 +194,7 @@ func swarPreload(half, mats int) bool {
 // swarFormat returns the distance in elements between the low and the high nibbles'
 // elements of the weights a (the nibble half of wgsl/nibbles.go: 4 for Q8_0's bytes;
 // q6kHalf for Q6_K), 0 where the integer mat-vec cannot read them: not Q4_0, Q4_1, Q4_K,
-// Q8_0, MXFP4, IQ4_NL, IQ4_XS or Q6_K, or, but for Q6_K, not in rows of whole units on 4-byte boundaries
+// Q5_K, Q8_0, MXFP4, IQ4_NL, IQ4_XS or Q6_K, or, but for Q6_K, not in rows of whole units on 4-byte boundaries
 // (unitRows' alignment; the Q6_K form computes each block's byte and reads it at either
 // alignment).
 func swarFormat(a *tensor.Tensor) int {
@@ -276,15 +277,17 @@ func swarWPG(a *tensor.Tensor) int {
 }
 
 // swarCoded reports whether the integer mat-vec turns the nibbles of weights of type t
-// into integers before its products (MXFP4's codes: its FP4 form; IQ4_NL's and IQ4_XS's
-// levels: its LEVELS form), once for every column.
+// into other integers before its products (MXFP4's codes: its FP4 form; IQ4_NL's and
+// IQ4_XS's levels: its LEVELS form; Q5_K's nibbles topped with their fifth bits: its HBIT
+// form), once for every column.
 func swarCoded(t tensor.Type) bool {
 	f, ok := format(t)
-	return ok && (f.FP4Quants() || f.LevelQuants())
+	return ok && (f.FP4Quants() || f.LevelQuants() || f.NibbleHighBits())
 }
 
 // swarCodedCols returns the most src1 columns of a product of coded nibbles (swarCoded)
-// of type t that the integer mat-vec takes: 2 for MXFP4, 1 for IQ4_NL and IQ4_XS.
+// of type t that the integer mat-vec takes: 2 for MXFP4 and Q5_K, 1 for IQ4_NL and
+// IQ4_XS.
 //
 // Its FP4 form turns each quant word's E2M1 codes into integers (positive and negative
 // magnitudes apart: about three times a nibble word's integer operations), once for
@@ -305,8 +308,18 @@ func swarCoded(t tensor.Type) bool {
 // brackets): IQ4_XS 14336 x 4096 by 1 and 2 columns 43.7, 63.8 -> 36.1, 60.8 (35.5, 44.3),
 // 4096 x 14336 44.4, 61.5 -> 39.9, 76.4 (36.3, 45.2); the heads 128256 x 2048 and x 4096,
 // warm, 143, 301 -> 103, 217 (123, 252); IQ4_NL 14336 x 4096 43.6 -> 35.5 (23.2).
+//
+// Its HBIT form tops each nibble with its fifth bit from qh (four more operations a
+// product's lanes) and sums 4 products (weights to 31) a SWAR accumulator. On an H200 (µs,
+// the vectorised float mat-vec -> HBIT; weights beyond the L2 cache unless named;
+// ggml-vulkan of that start in brackets): Q5_K 14336 x 4096 by 1, 2, 4, 8 columns 44.1,
+// 48.9, 66.9, 87.5 -> 26.3, 42.5, 86.4, 167 (25.1, 35.1, 52.4, 89.8); 4096 x 14336 43.5,
+// 47.3, 70.0, 91.2 -> 28.9, 44.9, 77.1, 174 (26.9, 35.1, 54.7, 115); the heads 128256 x
+// 2048 and x 4096, warm, 182, 344 -> 87.4, 159 (109, 215); 2048 x 8192 19.2 -> 14.8 and
+// 8192 x 2048 16.7 -> 13.6 (15.6, 13.3); a 1B Q5_K model's decode graph 1,522.3, 1,520.8
+// -> 1,267.0, 1,268.0 µs of GPU time.
 func swarCodedCols(t tensor.Type) int {
-	if t == tensor.MXFP4 {
+	if t == tensor.MXFP4 || t == tensor.Q5_K {
 		return 2
 	}
 	return 1
@@ -335,15 +348,15 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 
 // swarIDApplies reports whether the MUL_MAT_ID of experts a by b, which the mat-vec
 // takes, takes the integer mat-vec's IDS form: experts in a nibble format (swarFormat:
-// Q4_0, Q4_1, Q4_K; not the coded ones, see swarCodedCols), columns in 16-byte vectors, not Limits.SwarOff. On an H100 (one
+// Q4_0, Q4_1, Q4_K; not the coded ones, see swarCodedCols, nor Q5_K), columns in 16-byte vectors, not Limits.SwarOff. On an H100 (one
 // start, the vectorised float mat-vec -> this; ggml-vulkan in brackets): one token's
 // products of 128 experts of Q4_K, 8 used, 768 x 2048 (a row of b for all slots) 15.0 ->
 // 15.2 µs (19.2), 2048 x 768 (a row a slot) 17.5 -> 17.0 (20.9); a 12-layer model of those
 // experts decoding, GPU time per graph (medians, two alternating runs each) 1,294.7,
 // 1,291.4 -> 1,286.9, 1,274.9 µs.
 func swarIDApplies(a, b *tensor.Tensor, l *Limits) bool {
-	half := swarFormat(a)
-	return !l.SwarOff && (half == 16 || half == 32) && !swarCoded(a.Type) && vectorRows(b)
+	plain := a.Type == tensor.Q4_0 || a.Type == tensor.Q4_1 || a.Type == tensor.Q4_K
+	return !l.SwarOff && plain && swarFormat(a) > 0 && vectorRows(b)
 }
 
 // matVecQ4ID returns the integer mat-vec's IDS dispatch of the MUL_MAT_ID of experts a by
@@ -377,7 +390,8 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	}
 	layout := map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
 		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "BYTES": flag(f.ByteQuants()),
-		"FP4": flag(f.FP4Quants()), "LEVELS": flag(f.LevelQuants())}
+		"FP4": flag(f.FP4Quants()), "LEVELS": flag(f.LevelQuants()),
+		"HBIT": flag(f.NibbleHighBits())}
 	var ds []Dispatch
 	operands := []wgslOperand{vec(in("src0", ws[0]))}
 	tensors := []*tensor.Tensor{ws[0]}
@@ -438,7 +452,7 @@ func lowerMatVecQ4(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, boo
 // kernel compile test.
 func matVecQ4Examples() []*tensor.Tensor {
 	ex := []*tensor.Tensor{node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(tensor.Q8_0, 1024, 65536), f32(1024, 1))} // a Q8_0 head
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS} {
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q5_K, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS} {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 16384, 2048), f32(16384, 1)), // the column quantized in the kernel
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),

@@ -9,7 +9,8 @@ import (
 // map per sub-block of 32 elements, read by the integer mat-vec kernel
 // (mul_mat_vec_q4.wgsl): the 4-bit formats (Q4_0, Q4_1, Q4_K: nibbles, unsigned), whose
 // one dequantization routine (nibbleGet8) reads the same pieces, so that the layout is
-// written once, Q8_0 (bytes, signed), MXFP4 (nibbles holding E2M1 codes, which the
+// written once, Q5_K (Q4_K's nibbles topped with a fifth bit from qh: hbit), Q8_0 (bytes,
+// signed), MXFP4 (nibbles holding E2M1 codes, which the
 // kernel turns into the integers of ggml's kvalues_mxfp4: fp4) and IQ4_NL and IQ4_XS
 // (nibbles indexing the sixteen signed levels of kvalues_iq4nl: levels).
 //
@@ -27,6 +28,10 @@ type nibbleLayout struct {
 	fp4   bool // E2M1 codes (sign, exponent, mantissa) in the nibbles: twice their values
 	// levels: the nibbles index IQ4_NL's levels (iq4_int), signed bytes
 	levels bool
+	// qh, where set, is a WGSL expression of b and w (a word index within a group): the
+	// byte address of the word of fifth bits of the group's quant word w, bit 2 (g / (half /
+	// 4)) of each byte for its low nibbles, the next bit for its high ones (Q5_K).
+	qh string
 	// qs is a WGSL expression of b (the block's first byte) and g (a word index): the
 	// byte address of quant word g.
 	qs string
@@ -54,6 +59,10 @@ var nibbleLayouts = map[Format]nibbleLayout{
 		affine: "let dm = unpack2x16float(NAME_bytes4(b)); " +
 			"let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u)); " +
 			"return vec2<f32>(dm.x * sm.x, -(dm.y * sm.y));"},
+	Q5_K: {half: 32, qs: "b + 48u + 4u * g", qh: "b + 16u + 4u * w",
+		affine: "let dm = unpack2x16float(NAME_bytes4(b)); " +
+			"let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u)); " +
+			"return vec2<f32>(dm.x * sm.x, -(dm.y * sm.y));"},
 	Q8_0: {half: 4, bytes: true, qs: "b + 2u + 4u * g",
 		affine: "return vec2<f32>(unpack2x16float(NAME_bytes4(b)).x, 0.0);"},
 	MXFP4: {half: 16, fp4: true, qs: "b + 1u + 4u * g",
@@ -75,6 +84,10 @@ func (f Format) NibbleHalf() int { return nibbleLayouts[f].half }
 // ByteQuants reports whether the integer mat-vec reads f's quants as signed bytes (Q8_0)
 // rather than nibbles (see nibbleLayout).
 func (f Format) ByteQuants() bool { return nibbleLayouts[f].bytes }
+
+// NibbleHighBits reports whether f's nibbles take a fifth bit from words of their own
+// (Q5_K: see nibbleLayout.qh).
+func (f Format) NibbleHighBits() bool { return nibbleLayouts[f].qh != "" }
 
 // LevelQuants reports whether f's nibbles index IQ4_NL's levels (IQ4_NL, IQ4_XS), which
 // the integer mat-vec looks up as integers (see nibbleLayout).
@@ -100,7 +113,8 @@ func nibbleGet8(half int) string {
 // nibbleAccessors declares, for a format of nibbleLayouts, NAME_affine(b, j) and NAME_qsw(b, g)
 // (quant word g of the block at byte b), and their unit forms NAME_affineu(w, b, j) and
 // NAME_qswu(w, b, g) reading the unit that starts at word w (b: the block's byte within
-// the unit), with NAME_BLOCK_BYTES; empty for the other formats.
+// the unit), with NAME_BLOCK_BYTES, and for Q5_K NAME_qhwu(w, b, i) (the word of fifth bits
+// of a group's quant word i); empty for the other formats.
 func nibbleAccessors(f Format, name string) string {
 	n, ok := nibbleLayouts[f]
 	if !ok {
@@ -111,6 +125,9 @@ func nibbleAccessors(f Format, name string) string {
 		"fn NAME_qsw(b: u32, g: u32) -> u32 { return NAME_bytes4(" + n.qs + "); }\n" +
 		"fn NAME_affineu(unit_word: u32, b: u32, j: u32) -> vec2<f32> { " + unitReads(n.affine) + " }\n" +
 		"fn NAME_qswu(unit_word: u32, b: u32, g: u32) -> u32 { return NAME_bytes4u(unit_word, " + n.qs + "); }\n"
+	if n.qh != "" {
+		s += "fn NAME_qhwu(unit_word: u32, b: u32, w: u32) -> u32 { return NAME_bytes4u(unit_word, " + n.qh + "); }\n"
+	}
 	return strings.ReplaceAll(s, "NAME", name)
 }
 

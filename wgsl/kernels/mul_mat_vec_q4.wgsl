@@ -1,5 +1,6 @@
 // Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go, MXFP4's
-// codes made integers by FP4, IQ4_NL's levels looked up by LEVELS; Q6_K in its Q6K form, below) and of Q8_0's bytes (BYTES:
+// codes made integers by FP4, IQ4_NL's levels looked up by LEVELS, Q5_K's fifth bits
+// added by HBIT; Q6_K in its Q6K form, below) and of Q8_0's bytes (BYTES:
 // byte_dot) by one src1 column, with
 // integer dot products two weights at a time in the 16-bit lanes of an i32 (SWAR).
 // dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
@@ -110,6 +111,29 @@ fn fp4_nibbles(q: u32) -> vec2<u32> {
 }
 #endif
 
+#if HBIT
+// The SWAR products of Q5_K's quant word q, topped with the fifth bits of word h from bit
+// sh (the low nibbles'; the high nibbles' the next bit), with its activation words x:
+// weights 0..31, so that 4 products accumulate exactly (2 * 31 * 127 each).
+fn word_dot5(q: u32, h: u32, sh: u32, x: vec4<i32>) -> vec2<i32> {
+  let hl = h >> sh;
+  let hh = hl >> 1u;
+  let a = i32((q & 0x000f000fu) | ((hl & 0x00010001u) << 4u));
+  let b = i32(((q >> 8u) & 0x000f000fu) | (((hl >> 8u) & 0x00010001u) << 4u));
+  let c = i32(((q >> 4u) & 0x000f000fu) | ((hh & 0x00010001u) << 4u));
+  let d = i32(((q >> 12u) & 0x000f000fu) | (((hh >> 8u) & 0x00010001u) << 4u));
+  return vec2<i32>(a * x.x + b * x.y, c * x.z + d * x.w);
+}
+
+// Matrix m's word of fifth bits for quant word w of a group.
+fn qhw(m: u32, uw: u32, b: u32, w: u32) -> u32 {
+#if SRC0B
+  if (m == 1u) { return src0b_qhwu(uw, b, w); }
+#endif
+  return src0_qhwu(uw, b, w);
+}
+#endif
+
 #if LEVELS
 // The levels (kvalues_iq4nl: iq4_int) of IQ4_NL's and IQ4_XS's nibbles sh and sh + 16 of
 // quant word q as the integer l0 + l1 * 65536, the lanes of one SWAR product.
@@ -211,6 +235,15 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
           d.x = d.x + byte_dot(qsw(m, uw, b, 2u * w), qsw(m, uw, b, 2u * w + 1u), x[w]);
         }
 #else
+#if HBIT
+        for (var w0 = 0u; w0 < WPG; w0 = w0 + 2u) { // 4 products per accumulator at most
+          var s = vec2<i32>(0);
+          for (var w = w0; w < w0 + 2u; w = w + 1u) {
+            s = s + word_dot5(qsw(m, uw, b, gg * WPG + w), qhw(m, uw, b, w), 2u * gg, x[w]);
+          }
+          d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
+        }
+#else
 #if LEVELS
         for (var w = 0u; w < WPG; w = w + 1u) {
 #if PRELOAD
@@ -231,6 +264,7 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
           }
           d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
         }
+#endif
 #endif
 #endif
         let o = (m * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
