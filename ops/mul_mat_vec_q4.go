@@ -318,11 +318,34 @@ func swarCoded(t tensor.Type) bool {
 // 2048 and x 4096, warm, 182, 344 -> 87.4, 159 (109, 215); 2048 x 8192 19.2 -> 14.8 and
 // 8192 x 2048 16.7 -> 13.6 (15.6, 13.3); a 1B Q5_K model's decode graph 1,522.3, 1,520.8
 // -> 1,267.0, 1,268.0 µs of GPU time.
+//
+// Q5_K's single products on XQ change each row's words once for every column instead
+// (LANES: group_lanes). On an H100 (µs, weights beyond the L2 cache; the vectorised float
+// mat-vec, HBIT's words changed for every column, LANES): 14336 x 4096 by 2, 4, 8 columns
+// 48.1, 67.6, 87.4 / 42.7, 72.9, 167 / 33.6, 57.5, 103; 4096 x 14336 47.8, 70.7, 91.6 /
+// 45.5, 77.3, 174 / 33.2, 58.7, 102; by one column even (28.0, 29.9 / 28.5, 31.4). MXFP4's
+// words changed once lost (14336 x 4096 by 2, 4, 8 columns 41.9, 54.3, 80.8 against 44.4,
+// 62.3, 122), and so did the gate form's two matrices that way (a 1B Q5_K decode graph
+// 1,331, 1,333 against 2,024, 2,029 µs): those change their words for every column, the
+// gate form by at most two (swarGateCols).
 func swarCodedCols(t tensor.Type) int {
-	if t == tensor.MXFP4 || t == tensor.Q5_K {
+	switch t {
+	case tensor.Q5_K:
+		return 4
+	case tensor.MXFP4:
 		return 2
 	}
 	return 1
+}
+
+// swarGateCols returns the most src1 columns of the integer mat-vec's gate form (two
+// matrices, their words changed for every column) of weights of type t: swarGateMaxCols,
+// at most 2 for the coded formats (swarCoded).
+func swarGateCols(t tensor.Type) uint32 {
+	if swarCoded(t) {
+		return uint32(min(swarGateMaxCols, 2, swarCodedCols(t)))
+	}
+	return swarGateMaxCols
 }
 
 // swarMaxCols is the most src1 columns the integer mat-vec takes (its several-column form,
@@ -392,6 +415,9 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "BYTES": flag(f.ByteQuants()),
 		"FP4": flag(f.FP4Quants()), "LEVELS": flag(f.LevelQuants()),
 		"HBIT": flag(f.NibbleHighBits())}
+	// Q5_K's single products on XQ change each row's words once for every column
+	// (group_lanes, swarCodedCols), two words (values to 31) a SWAR accumulator
+	layout["LANES"], layout["SUMW"] = flag(xq && len(ws) == 1 && f.NibbleHighBits()), "2"
 	var ds []Dispatch
 	operands := []wgslOperand{vec(in("src0", ws[0]))}
 	tensors := []*tensor.Tensor{ws[0]}

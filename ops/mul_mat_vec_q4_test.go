@@ -183,9 +183,12 @@ func TestSwarLowering(t *testing.T) {
 		}
 		if coded { // by at most swarCodedCols columns: MXFP4 2, IQ4 1
 			most := int64(swarCodedCols(q))
-			require.Equal(t, map[tensor.Type]int64{tensor.MXFP4: 2, tensor.Q5_K: 2, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1}[q], most, "%s", q)
+			require.Equal(t, map[tensor.Type]int64{tensor.MXFP4: 2, tensor.Q5_K: 4, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1}[q], most, "%s", q)
 			if most > 1 {
-				require.Equal(t, xq, kernels(mm(q, m, 4096, most), l), "%s, %d columns", q, most)
+				ds, err := Lower(mm(q, m, 4096, most), l)
+				require.NoError(t, err)
+				require.Equal(t, xq, []string{ds[0].Spec.Kernel, ds[1].Spec.Kernel}, "%s, %d columns", q, most)
+				require.Equal(t, flag(q == tensor.Q5_K), ds[1].Spec.Defines["LANES"], "%s: words changed once for every column", q)
 			}
 			require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, most+1), l), "%s, more columns", q)
 			continue
@@ -553,4 +556,13 @@ func TestQ6KPairs(t *testing.T) {
 	off := *l
 	off.Q6KPairsOff = true
 	require.Equal(t, "0", pairs(mm(14336, 4096), &off), "turned off")
+}
+
+// TestSwarGateCols: the integer mat-vec's gate form changes the coded formats' words for
+// every column, so it takes them by two columns at most (IQ4's by one).
+func TestSwarGateCols(t *testing.T) {
+	for ty, want := range map[tensor.Type]uint32{tensor.Q4_0: swarGateMaxCols, tensor.Q4_K: swarGateMaxCols,
+		tensor.Q5_K: 2, tensor.MXFP4: 2, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1} {
+		require.Equal(t, want, swarGateCols(ty), "%s", ty)
+	}
 }

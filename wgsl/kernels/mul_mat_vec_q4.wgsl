@@ -1,6 +1,6 @@
 // Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go, MXFP4's
 // codes made integers by FP4, IQ4_NL's levels looked up by LEVELS, Q5_K's fifth bits
-// added by HBIT; Q6_K in its Q6K form, below) and of Q8_0's bytes (BYTES:
+// added by HBIT, once for all columns by LANES; Q6_K in its Q6K form, below) and of Q8_0's bytes (BYTES:
 // byte_dot) by one src1 column, with
 // integer dot products two weights at a time in the 16-bit lanes of an i32 (SWAR).
 // dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
@@ -182,6 +182,27 @@ fn affine(m: u32, uw: u32, b: u32, j: u32) -> vec2<f32> {
 }
 #endif
 
+#if LANES
+// Q5_K's quant word w of group gg (matrix m, the block at byte b of the unit at word uw)
+// as the four lane words of its SWAR products (the low nibbles of bytes 0 and 2, of 1 and
+// 3, the high nibbles of bytes 0 and 2, of 1 and 3), each topped with its fifth bit: as
+// word_dot5 makes them, once for every column.
+fn word_lanes(m: u32, uw: u32, b: u32, gg: u32, w: u32) -> vec4<i32> {
+  let q = qsw(m, uw, b, gg * WPG + w);
+  let hl = qhw(m, uw, b, w) >> (2u * gg);
+  let hh = hl >> 1u;
+  let n = vec4<u32>(q, q >> 8u, q >> 4u, q >> 12u) & vec4<u32>(0x000f000fu);
+  let h = vec4<u32>(hl, hl >> 8u, hh, hh >> 8u) & vec4<u32>(0x00010001u);
+  return vec4<i32>(n | (h << vec4<u32>(4u)));
+}
+
+// The SWAR products of lane words l with activation words x: the low nibbles' two in .x,
+// the high nibbles' in .y.
+fn lanes_dot(l: vec4<i32>, x: vec4<i32>) -> vec2<i32> {
+  return vec2<i32>(l.x * x.x + l.y * x.y, l.z * x.z + l.w * x.w);
+}
+#endif
+
 #if XQ
 // Activation group gi of the column whose first group is slot col of xq (a batch's column
 // c at slot (bt NCOLS + c) K / GROUP): its WPG words in x, and (dl, sl, dh, sh) (see
@@ -282,6 +303,48 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
 #endfor
 }
 
+#endif
+
+#if LANES
+// group_rows for Q5_K's single products with the columns quantized ahead (XQ): each row's
+// words are topped with their fifth bits once, then multiplied by every column's group in
+// turn (group_rows does it for every column), SUMW words (values to 31: 2) a SWAR
+// accumulator.
+fn group_lanes(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, col: u32) {
+  let b = blk * src0_BLOCK_BYTES;
+  let j = gg * GROUP / 32u; // the sub-block of the low nibbles
+  for (var m = 0u; m < MATS; m = m + 1u) {
+    for (var r = 0u; r < ROWS; r = r + 1u) {
+      let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
+      var lw: array<vec4<i32>, {{WPG}}>;
+      for (var w = 0u; w < WPG; w = w + 1u) { lw[w] = word_lanes(m, uw, b, gg, w); }
+#if SPLIT
+      let fl = affine(m, uw, b, j);
+      let fh = affine(m, uw, b, j + 1u);
+#else
+      let f = affine(m, uw, b, j);
+#endif
+#for C {{NCOLS}}
+      {
+        var x: array<vec4<i32>, {{WPG}}>;
+        let xd = column_group(&x, col + {{C}}u * (p.K / GROUP), gx);
+        var d = vec2<i32>(0);
+        for (var w0 = 0u; w0 < WPG; w0 = w0 + {{SUMW}}u) {
+          var s = vec2<i32>(0);
+          for (var w = w0; w < w0 + {{SUMW}}u; w = w + 1u) { s = s + lanes_dot(lw[w], x[w]); }
+          d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
+        }
+        let o = (m * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
+#if SPLIT
+        (*acc)[o] = (*acc)[o] + fl.x * (xd.x * if32(d.x)) + fl.y * xd.y + fh.x * (xd.z * if32(d.y)) + fh.y * xd.w;
+#else
+        (*acc)[o] = (*acc)[o] + f.x * (xd.x * if32(d.x + d.y)) + f.y * (xd.y + xd.w);
+#endif
+      }
+#endfor
+    }
+  }
+}
 #endif
 
 #if Q6K
@@ -397,7 +460,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let u = c - c % src0_UNIT_ELEMS;
     let gg = (c % src0_BLOCK_ELEMS) / GROUP;
 #for B {{SRC0_UNIT_BLOCKS}}
+#if LANES
+    group_lanes(&acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, col);
+#else
     group_rows(&acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, col);
+#endif
 #endfor
 #endif
   }
