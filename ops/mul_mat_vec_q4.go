@@ -416,8 +416,8 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 		"FP4": flag(f.FP4Quants()), "LEVELS": flag(f.LevelQuants()),
 		"HBIT": flag(f.NibbleHighBits())}
 	// Q5_K's single products on XQ change each row's words once for every column
-	// (group_lanes, swarCodedCols), two words (values to 31) a SWAR accumulator
-	layout["LANES"], layout["SUMW"] = flag(xq && len(ws) == 1 && f.NibbleHighBits()), "2"
+	// (group_lanes, swarCodedCols)
+	layout["LANES"] = flag(xq && len(ws) == 1 && f.NibbleHighBits())
 	var ds []Dispatch
 	operands := []wgslOperand{vec(in("src0", ws[0]))}
 	tensors := []*tensor.Tensor{ws[0]}

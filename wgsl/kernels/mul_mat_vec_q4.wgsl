@@ -1,7 +1,7 @@
 // Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go, MXFP4's
 // codes made integers by FP4, IQ4_NL's levels looked up by LEVELS, Q5_K's fifth bits
-// added by HBIT, once for all columns by LANES; Q6_K in its Q6K form, below) and of Q8_0's bytes (BYTES:
-// byte_dot) by one src1 column, with
+// added by HBIT, once for all columns by LANES; Q6_K in its Q6K form, below) and of
+// Q8_0's bytes (BYTES: byte_dot) by one src1 column, with
 // integer dot products two weights at a time in the 16-bit lanes of an i32 (SWAR).
 // dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
 // Each invocation quantizes the activations of the groups it takes, in registers, to 8
@@ -111,18 +111,23 @@ fn fp4_nibbles(q: u32) -> vec2<u32> {
 }
 #endif
 
+// The SWAR products of lane words l (a quant word's low nibbles of bytes 0 and 2, of 1 and
+// 3, its high nibbles of bytes 0 and 2, of 1 and 3, as integers) with activation words x:
+// the low nibbles' two in .x, the high nibbles' in .y.
+fn lanes_dot(l: vec4<i32>, x: vec4<i32>) -> vec2<i32> {
+  return vec2<i32>(l.x * x.x + l.y * x.y, l.z * x.z + l.w * x.w);
+}
+
 #if HBIT
-// The SWAR products of Q5_K's quant word q, topped with the fifth bits of word h from bit
-// sh (the low nibbles'; the high nibbles' the next bit), with its activation words x:
-// weights 0..31, so that 4 products accumulate exactly (2 * 31 * 127 each).
-fn word_dot5(q: u32, h: u32, sh: u32, x: vec4<i32>) -> vec2<i32> {
+// The lane words of Q5_K's quant word q, each topped with its fifth bit from word h from
+// bit sh (the low nibbles'; the high nibbles' the next bit): weights 0..31, so that 4
+// products accumulate exactly (2 * 31 * 127 each).
+fn lanes5(q: u32, h: u32, sh: u32) -> vec4<i32> {
   let hl = h >> sh;
   let hh = hl >> 1u;
-  let a = i32((q & 0x000f000fu) | ((hl & 0x00010001u) << 4u));
-  let b = i32(((q >> 8u) & 0x000f000fu) | (((hl >> 8u) & 0x00010001u) << 4u));
-  let c = i32(((q >> 4u) & 0x000f000fu) | ((hh & 0x00010001u) << 4u));
-  let d = i32(((q >> 12u) & 0x000f000fu) | (((hh >> 8u) & 0x00010001u) << 4u));
-  return vec2<i32>(a * x.x + b * x.y, c * x.z + d * x.w);
+  let n = vec4<u32>(q, q >> 8u, q >> 4u, q >> 12u) & vec4<u32>(0x000f000fu);
+  let t = vec4<u32>(hl, hl >> 8u, hh, hh >> 8u) & vec4<u32>(0x00010001u);
+  return vec4<i32>(n | (t << vec4<u32>(4u)));
 }
 
 // Matrix m's word of fifth bits for quant word w of a group.
@@ -179,27 +184,6 @@ fn affine(m: u32, uw: u32, b: u32, j: u32) -> vec2<f32> {
   if (m == 1u) { return src0b_affineu(uw, b, j); }
 #endif
   return src0_affineu(uw, b, j);
-}
-#endif
-
-#if LANES
-// Q5_K's quant word w of group gg (matrix m, the block at byte b of the unit at word uw)
-// as the four lane words of its SWAR products (the low nibbles of bytes 0 and 2, of 1 and
-// 3, the high nibbles of bytes 0 and 2, of 1 and 3), each topped with its fifth bit: as
-// word_dot5 makes them, once for every column.
-fn word_lanes(m: u32, uw: u32, b: u32, gg: u32, w: u32) -> vec4<i32> {
-  let q = qsw(m, uw, b, gg * WPG + w);
-  let hl = qhw(m, uw, b, w) >> (2u * gg);
-  let hh = hl >> 1u;
-  let n = vec4<u32>(q, q >> 8u, q >> 4u, q >> 12u) & vec4<u32>(0x000f000fu);
-  let h = vec4<u32>(hl, hl >> 8u, hh, hh >> 8u) & vec4<u32>(0x00010001u);
-  return vec4<i32>(n | (h << vec4<u32>(4u)));
-}
-
-// The SWAR products of lane words l with activation words x: the low nibbles' two in .x,
-// the high nibbles' in .y.
-fn lanes_dot(l: vec4<i32>, x: vec4<i32>) -> vec2<i32> {
-  return vec2<i32>(l.x * x.x + l.y * x.y, l.z * x.z + l.w * x.w);
 }
 #endif
 
@@ -260,7 +244,7 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
         for (var w0 = 0u; w0 < WPG; w0 = w0 + 2u) { // 4 products per accumulator at most
           var s = vec2<i32>(0);
           for (var w = w0; w < w0 + 2u; w = w + 1u) {
-            s = s + word_dot5(qsw(m, uw, b, gg * WPG + w), qhw(m, uw, b, w), 2u * gg, x[w]);
+            s = s + lanes_dot(lanes5(qsw(m, uw, b, gg * WPG + w), qhw(m, uw, b, w), 2u * gg), x[w]);
           }
           d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
         }
@@ -307,9 +291,8 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
 
 #if LANES
 // group_rows for Q5_K's single products with the columns quantized ahead (XQ): each row's
-// words are topped with their fifth bits once, then multiplied by every column's group in
-// turn (group_rows does it for every column), SUMW words (values to 31: 2) a SWAR
-// accumulator.
+// words are topped with their fifth bits once (lanes5), then multiplied by every column's
+// group in turn (group_rows does it for every column), two words a SWAR accumulator.
 fn group_lanes(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, col: u32) {
   let b = blk * src0_BLOCK_BYTES;
   let j = gg * GROUP / 32u; // the sub-block of the low nibbles
@@ -317,7 +300,7 @@ fn group_lanes(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32,
     for (var r = 0u; r < ROWS; r = r + 1u) {
       let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
       var lw: array<vec4<i32>, {{WPG}}>;
-      for (var w = 0u; w < WPG; w = w + 1u) { lw[w] = word_lanes(m, uw, b, gg, w); }
+      for (var w = 0u; w < WPG; w = w + 1u) { lw[w] = lanes5(qsw(m, uw, b, gg * WPG + w), qhw(m, uw, b, w), 2u * gg); }
 #if SPLIT
       let fl = affine(m, uw, b, j);
       let fh = affine(m, uw, b, j + 1u);
@@ -329,9 +312,9 @@ fn group_lanes(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32,
         var x: array<vec4<i32>, {{WPG}}>;
         let xd = column_group(&x, col + {{C}}u * (p.K / GROUP), gx);
         var d = vec2<i32>(0);
-        for (var w0 = 0u; w0 < WPG; w0 = w0 + {{SUMW}}u) {
+        for (var w0 = 0u; w0 < WPG; w0 = w0 + 2u) { // 4 products per accumulator at most
           var s = vec2<i32>(0);
-          for (var w = w0; w < w0 + {{SUMW}}u; w = w + 1u) { s = s + lanes_dot(lw[w], x[w]); }
+          for (var w = w0; w < w0 + 2u; w = w + 1u) { s = s + lanes_dot(lw[w], x[w]); }
           d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
         }
         let o = (m * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
