@@ -36,10 +36,20 @@ func mulMatSwarCases() []*Case {
 			swarCase(ta, 33, 2048, "extremes", signs, signs))
 	}
 	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q4_0, m: 8192, n: 1, k: 4096, bs: one, nr: one}),
-		mxfp4CodesCase(35, 2048, 1), mxfp4CodesCase(35, 2048, 2), mxfp4CodesCase(35, 2048, 3))
+		mxfp4CodesCase(35, 2048, 1), mxfp4CodesCase(35, 2048, 2))
 	cs = append(cs, mulMatSwarColsCases()...)
 	cs = append(cs, mulMatSwarQ6Cases()...)
 	return append(cs, swarGLUCases()...)
+}
+
+// swarCodedCols is the most src1 columns of the formats whose words the integer mat-vec
+// changes for every column (ops.swarCodedCols); the others take up to 8.
+var swarCodedCols = map[tensor.Type]int64{tensor.MXFP4: 2, tensor.Q5_K: 4, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1}
+
+// swarTakes reports whether the integer mat-vec takes products of n columns of ta.
+func swarTakes(ta tensor.Type, n int64) bool {
+	most, ok := swarCodedCols[ta]
+	return n <= 8 && (!ok || n <= most)
 }
 
 // mulMatSwarColsCases are the integer mat-vec's products of several columns (its XQ form,
@@ -49,13 +59,21 @@ func mulMatSwarColsCases() []*Case {
 	one := [2]int64{1, 1}
 	var cs []*Case
 	for _, ta := range swarTypes {
-		for _, n := range []int64{2, 3, 4, 8} {
-			cs = append(cs, mulMatCase(mmSpec{ta: ta, m: 37, n: n, k: 2048, bs: one, nr: one}))
+		for _, s := range []mmSpec{{m: 37, n: 2, k: 2048}, {m: 37, n: 3, k: 2048}, {m: 37, n: 4, k: 2048}, {m: 37, n: 8, k: 2048},
+			{m: 9, n: 5, k: 256}, {m: 20, n: 4, k: 1024, bs: [2]int64{2, 3}, nr: [2]int64{2, 1}},
+			{m: 33, n: 3, k: 512, bs: [2]int64{4, 1}, perB: true}} {
+			if !swarTakes(ta, s.n) {
+				continue
+			}
+			s.ta = ta
+			if s.bs == [2]int64{} {
+				s.bs = one
+			}
+			if s.nr == [2]int64{} {
+				s.nr = one
+			}
+			cs = append(cs, mulMatCase(s))
 		}
-		cs = append(cs,
-			mulMatCase(mmSpec{ta: ta, m: 9, n: 5, k: 256, bs: one, nr: one}),
-			mulMatCase(mmSpec{ta: ta, m: 20, n: 4, k: 1024, bs: [2]int64{2, 3}, nr: [2]int64{2, 1}}),
-			mulMatCase(mmSpec{ta: ta, m: 33, n: 3, k: 512, bs: [2]int64{4, 1}, nr: one, perB: true}))
 	}
 	return cs
 }
@@ -73,7 +91,7 @@ func swarGLUCases() []*Case {
 		swarGLUCase(tensor.Q8_0, 20, 14336, 1), swarGLUCase(tensor.MXFP4, 20, 14336, 1), swarGLUCase(tensor.IQ4_XS, 20, 14336, 1), swarGLUCase(tensor.Q5_K, 20, 14336, 1))
 	// several columns (the kernel's XQ form by NCOLS)
 	return append(cs, swarGLUCase(tensor.Q4_0, 20, 2048, 2), swarGLUCase(tensor.Q4_1, 11, 512, 3), swarGLUCase(tensor.Q4_K, 20, 2048, 4),
-		swarGLUCase(tensor.Q4_0, 7, 256, 4), swarGLUCase(tensor.Q8_0, 20, 2048, 3), swarGLUCase(tensor.MXFP4, 20, 2048, 2), swarGLUCase(tensor.IQ4_NL, 20, 2048, 2), swarGLUCase(tensor.Q5_K, 20, 2048, 2))
+		swarGLUCase(tensor.Q4_0, 7, 256, 4), swarGLUCase(tensor.Q8_0, 20, 2048, 3), swarGLUCase(tensor.MXFP4, 20, 2048, 2), swarGLUCase(tensor.Q5_K, 20, 2048, 2))
 }
 
 // swarGLUCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and n
