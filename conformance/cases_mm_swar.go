@@ -10,14 +10,14 @@ import (
 )
 
 // swarTypes are the formats of the integer mat-vec's nibble and byte forms.
-var swarTypes = []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q5_K, tensor.Q8_0, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS}
+var swarTypes = []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q5_0, tensor.Q5_1, tensor.Q5_K, tensor.Q8_0, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS}
 
 // mulMatSwarCases cover the integer mat-vec of 4-bit and 8-bit weights
 // (ops/mul_mat_vec_q4.go: one column quantized to 8 bits per block of 32 as the kernel
 // reads it): swarTypes at K of 256, 2048, 4096 and 12544, rows not a
 // multiple of the workgroup's, src0 broadcast over dims 2 and 3, activations spanning six
 // orders of magnitude across blocks with an all-zero block (its scale 0: results must stay
-// finite), weights and activations at their extremes (nibbles 0 and 15, Q5_K's 0 and 31,
+// finite), weights and activations at their extremes (nibbles 0 and 15, Q5's 0 and 31,
 // bytes +-127, IQ4 levels -127 and 113, against +-127), MXFP4 blocks of every E2M1 code and a range of exponents
 // (mxfp4CodesCase), and the fused feed-forward gate (swarGLUCases); Q6_K's in
 // mulMatSwarQ6Cases. Only the product of 8192 x 4096 (Q4_0) reaches the kernel's size
@@ -44,7 +44,7 @@ func mulMatSwarCases() []*Case {
 
 // swarCodedCols is the most src1 columns of the formats whose words the integer mat-vec
 // changes for every column (ops.swarCodedCols); the others take up to 8.
-var swarCodedCols = map[tensor.Type]int64{tensor.MXFP4: 2, tensor.Q5_K: 4, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1}
+var swarCodedCols = map[tensor.Type]int64{tensor.MXFP4: 2, tensor.Q5_K: 4, tensor.Q5_0: 2, tensor.Q5_1: 2, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1}
 
 // swarTakes reports whether the integer mat-vec takes products of n columns of ta.
 func swarTakes(ta tensor.Type, n int64) bool {
@@ -91,7 +91,7 @@ func swarGLUCases() []*Case {
 		swarGLUCase(tensor.Q8_0, 20, 14336, 1), swarGLUCase(tensor.MXFP4, 20, 14336, 1), swarGLUCase(tensor.IQ4_XS, 20, 14336, 1), swarGLUCase(tensor.Q5_K, 20, 14336, 1))
 	// several columns (the kernel's XQ form by NCOLS)
 	return append(cs, swarGLUCase(tensor.Q4_0, 20, 2048, 2), swarGLUCase(tensor.Q4_1, 11, 512, 3), swarGLUCase(tensor.Q4_K, 20, 2048, 4),
-		swarGLUCase(tensor.Q4_0, 7, 256, 4), swarGLUCase(tensor.Q8_0, 20, 2048, 3), swarGLUCase(tensor.MXFP4, 20, 2048, 2), swarGLUCase(tensor.Q5_K, 20, 2048, 2))
+		swarGLUCase(tensor.Q4_0, 7, 256, 4), swarGLUCase(tensor.Q8_0, 20, 2048, 3), swarGLUCase(tensor.MXFP4, 20, 2048, 2), swarGLUCase(tensor.Q5_K, 20, 2048, 2), swarGLUCase(tensor.Q5_0, 20, 2048, 2))
 }
 
 // swarGLUCase is SWIGLU(gate x, up x) with m x k gate and up weights of type ta and n

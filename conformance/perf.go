@@ -258,9 +258,14 @@ func PerfCases() []*PerfCase {
 	}
 	// The formats with single-bit fields (a high bit joined to its low bits, hbits1024 in
 	// common.wgsl, or signs), one column, weights beyond the L2 cache (Q5_K's in the sweep
-	// of perfWeightTypes).
-	for _, ta := range []tensor.Type{tensor.Q5_0, tensor.Q3_K, tensor.IQ2_XXS, tensor.IQ3_S} {
+	// of perfWeightTypes); Q5_0 and Q5_1 (the integer mat-vec's HBIT form) by 1, 2 and 4.
+	for _, ta := range []tensor.Type{tensor.Q3_K, tensor.IQ2_XXS, tensor.IQ3_S} {
 		cs = append(cs, perfMulMatCold(ta, 4096, 14336, 1))
+	}
+	for _, ta := range []tensor.Type{tensor.Q5_0, tensor.Q5_1} {
+		for _, n := range []int64{1, 2, 4} {
+			cs = append(cs, perfMulMatCold(ta, 4096, 14336, n))
+		}
 	}
 	// The other formats read through workgroup lookup tables (wgsl.formatTables), one
 	// column, weights beyond the L2 cache.

@@ -8,7 +8,7 @@ import (
 )
 
 // The integer mat-vec of 4-bit weights (mul_mat_vec_q4.wgsl): a MUL_MAT of Q4_0, Q4_1,
-// Q4_K, Q5_K (its fifth bits: the HBIT form), MXFP4, IQ4_NL or IQ4_XS weights (MXFP4's
+// Q4_K, Q5_0, Q5_1, Q5_K (their fifth bits: the HBIT form), MXFP4, IQ4_NL or IQ4_XS weights (MXFP4's
 // E2M1 codes made integers: the FP4 form; IQ4's levels looked up: the LEVELS form;
 // swarCodedCols) by
 // one F32 column multiplies the weights' nibbles by the column quantized
@@ -194,7 +194,7 @@ func swarPreload(half, mats int) bool {
 // swarFormat returns the distance in elements between the low and the high nibbles'
 // elements of the weights a (the nibble half of wgsl/nibbles.go: 4 for Q8_0's bytes;
 // q6kHalf for Q6_K), 0 where the integer mat-vec cannot read them: not Q4_0, Q4_1, Q4_K,
-// Q5_K, Q8_0, MXFP4, IQ4_NL, IQ4_XS or Q6_K, or, but for Q6_K, not in rows of whole units on 4-byte boundaries
+// Q5_0, Q5_1, Q5_K, Q8_0, MXFP4, IQ4_NL, IQ4_XS or Q6_K, or, but for Q6_K, not in rows of whole units on 4-byte boundaries
 // (unitRows' alignment; the Q6_K form computes each block's byte and reads it at either
 // alignment).
 func swarFormat(a *tensor.Tensor) int {
@@ -286,8 +286,8 @@ func swarCoded(t tensor.Type) bool {
 }
 
 // swarCodedCols returns the most src1 columns of a product of coded nibbles (swarCoded)
-// of type t that the integer mat-vec takes: 2 for MXFP4 and Q5_K, 1 for IQ4_NL and
-// IQ4_XS.
+// of type t that the integer mat-vec takes: 4 for Q5_K, 2 for MXFP4, Q5_0 and Q5_1, 1
+// for IQ4_NL and IQ4_XS.
 //
 // Its FP4 form turns each quant word's E2M1 codes into integers (positive and negative
 // magnitudes apart: about three times a nibble word's integer operations), once for
@@ -318,6 +318,11 @@ func swarCoded(t tensor.Type) bool {
 // 2048 and x 4096, warm, 182, 344 -> 87.4, 159 (109, 215); 2048 x 8192 19.2 -> 14.8 and
 // 8192 x 2048 16.7 -> 13.6 (15.6, 13.3); a 1B Q5_K model's decode graph 1,522.3, 1,520.8
 // -> 1,267.0, 1,268.0 µs of GPU time.
+// Q5_0 and Q5_1 take it with their blocks' one word of fifth bits (HWORD). On an H100
+// (14336 x 4096, weights beyond the L2 cache, by 1, 2, 4 columns, the vectorised float
+// mat-vec -> HBIT, their single products by 2 and 4 on LANES; ggml-vulkan in brackets):
+// Q5_0 33.6, 45.9, 54.6 -> 27.2, 39.1, 61.3 (26.0, 28.1, 41.6); Q5_1 33.2, 44.3, 53.0 ->
+// 25.7, 35.3, 60.3 (26.8, 27.5, 41.0).
 //
 // Q5_K's single products on XQ change each row's words once for every column instead
 // (LANES: group_lanes). On an H100 (µs, weights beyond the L2 cache; the vectorised float
@@ -332,7 +337,7 @@ func swarCodedCols(t tensor.Type) int {
 	switch t {
 	case tensor.Q5_K:
 		return 4
-	case tensor.MXFP4:
+	case tensor.MXFP4, tensor.Q5_0, tensor.Q5_1:
 		return 2
 	}
 	return 1
@@ -414,8 +419,8 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	layout := map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
 		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "BYTES": flag(f.ByteQuants()),
 		"FP4": flag(f.FP4Quants()), "LEVELS": flag(f.LevelQuants()),
-		"HBIT": flag(f.NibbleHighBits())}
-	// Q5_K's single products on XQ change each row's words once for every column
+		"HBIT": flag(f.NibbleHighBits()), "HWORD": flag(f.HighBitWord())}
+	// the single products with fifth bits on XQ change each row's words once for every column
 	// (group_lanes, swarCodedCols)
 	layout["LANES"] = flag(xq && len(ws) == 1 && f.NibbleHighBits())
 	var ds []Dispatch
@@ -478,7 +483,7 @@ func lowerMatVecQ4(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, boo
 // kernel compile test.
 func matVecQ4Examples() []*tensor.Tensor {
 	ex := []*tensor.Tensor{node(tensor.OpMulMat, f32(65536, 1), nil, contiguous(tensor.Q8_0, 1024, 65536), f32(1024, 1))} // a Q8_0 head
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q5_K, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS} {
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q5_0, tensor.Q5_1, tensor.Q5_K, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS} {
 		ex = append(ex,
 			node(tensor.OpMulMat, f32(2048, 1), nil, contiguous(q, 16384, 2048), f32(16384, 1)), // the column quantized in the kernel
 			node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(q, 4096, 8192), f32(4096, 1)),

@@ -138,10 +138,10 @@ func TestSwarLowering(t *testing.T) {
 	}
 	swar := []string{"mul_mat_vec_q4"}
 	xq := []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}
-	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS} {
+	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q5_0, tensor.Q5_1, tensor.Q5_K, tensor.Q6_K, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS} {
 		m := int64(4096) // 2^24 weights, 2^25 for the blocks of 32, 2^27 for Q6_K
 		switch q {
-		case tensor.Q4_0, tensor.Q4_1, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS:
+		case tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS:
 			m = 8192
 		case tensor.Q6_K:
 			m = 32768
@@ -151,12 +151,14 @@ func TestSwarLowering(t *testing.T) {
 		require.Equal(t, swar, kernels(mm(q, 2048, k, 1), l), "%s at the threshold", q)
 		ds, err := Lower(mm(q, 2048, k, 1), l)
 		require.NoError(t, err)
-		coded := q == tensor.MXFP4 || q == tensor.IQ4_NL || q == tensor.IQ4_XS || q == tensor.Q5_K
+		five := q == tensor.Q5_K || q == tensor.Q5_0 || q == tensor.Q5_1
+		coded := q == tensor.MXFP4 || q == tensor.IQ4_NL || q == tensor.IQ4_XS || five
 		preload := q == tensor.Q4_0 || q == tensor.Q4_1 || coded && q != tensor.Q5_K // swarPreload: four words a group
 		require.Equal(t, flag(preload), ds[0].Spec.Defines["PRELOAD"], "%s preloads its quant words", q)
 		require.Equal(t, flag(q == tensor.MXFP4), ds[0].Spec.Defines["FP4"], "%s: E2M1 codes made integers", q)
 		require.Equal(t, flag(q == tensor.IQ4_NL || q == tensor.IQ4_XS), ds[0].Spec.Defines["LEVELS"], "%s: levels looked up", q)
-		require.Equal(t, flag(q == tensor.Q5_K), ds[0].Spec.Defines["HBIT"], "%s: fifth bits", q)
+		require.Equal(t, flag(five), ds[0].Spec.Defines["HBIT"], "%s: fifth bits", q)
+		require.Equal(t, flag(q == tensor.Q5_0 || q == tensor.Q5_1), ds[0].Spec.Defines["HWORD"], "%s: fifth bits in one word a block", q)
 		require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, 2047, k, 1), l), "%s below the threshold", q)
 		if q == tensor.Q6_K {
 			require.Equal(t, swar, kernels(mm(q, m, 4096, 1), l), "%s keeps its in-kernel quantization", q)
@@ -183,12 +185,12 @@ func TestSwarLowering(t *testing.T) {
 		}
 		if coded { // by at most swarCodedCols columns: MXFP4 2, IQ4 1
 			most := int64(swarCodedCols(q))
-			require.Equal(t, map[tensor.Type]int64{tensor.MXFP4: 2, tensor.Q5_K: 4, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1}[q], most, "%s", q)
+			require.Equal(t, map[tensor.Type]int64{tensor.MXFP4: 2, tensor.Q5_K: 4, tensor.Q5_0: 2, tensor.Q5_1: 2, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1}[q], most, "%s", q)
 			if most > 1 {
 				ds, err := Lower(mm(q, m, 4096, most), l)
 				require.NoError(t, err)
 				require.Equal(t, xq, []string{ds[0].Spec.Kernel, ds[1].Spec.Kernel}, "%s, %d columns", q, most)
-				require.Equal(t, flag(q == tensor.Q5_K), ds[1].Spec.Defines["LANES"], "%s: words changed once for every column", q)
+				require.Equal(t, flag(five), ds[1].Spec.Defines["LANES"], "%s: words changed once for every column", q)
 			}
 			require.Equal(t, []string{"mul_mat_vec8"}, kernels(mm(q, m, 4096, most+1), l), "%s, more columns", q)
 			continue
@@ -562,7 +564,7 @@ func TestQ6KPairs(t *testing.T) {
 // every column, so it takes them by two columns at most (IQ4's by one).
 func TestSwarGateCols(t *testing.T) {
 	for ty, want := range map[tensor.Type]uint32{tensor.Q4_0: swarGateMaxCols, tensor.Q4_K: swarGateMaxCols,
-		tensor.Q5_K: 2, tensor.MXFP4: 2, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1} {
+		tensor.Q5_K: 2, tensor.Q5_0: 2, tensor.Q5_1: 2, tensor.MXFP4: 2, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1} {
 		require.Equal(t, want, swarGateCols(ty), "%s", ty)
 	}
 }

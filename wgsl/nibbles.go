@@ -9,7 +9,7 @@ import (
 // map per sub-block of 32 elements, read by the integer mat-vec kernel
 // (mul_mat_vec_q4.wgsl): the 4-bit formats (Q4_0, Q4_1, Q4_K: nibbles, unsigned), whose
 // one dequantization routine (nibbleGet8) reads the same pieces, so that the layout is
-// written once, Q5_K (Q4_K's nibbles topped with a fifth bit from qh: hbit), Q8_0 (bytes,
+// written once, Q5_K, Q5_0 and Q5_1 (nibbles topped with a fifth bit from qh), Q8_0 (bytes,
 // signed), MXFP4 (nibbles holding E2M1 codes, which the
 // kernel turns into the integers of ggml's kvalues_mxfp4: fp4) and IQ4_NL and IQ4_XS
 // (nibbles indexing the sixteen signed levels of kvalues_iq4nl: levels).
@@ -30,8 +30,10 @@ type nibbleLayout struct {
 	levels bool
 	// qh, where set, is a WGSL expression of b and w (a word index within a group): the
 	// byte address of the word of fifth bits of the group's quant word w, bit 2 (g / (half /
-	// 4)) of each byte for its low nibbles, the next bit for its high ones (Q5_K).
-	qh string
+	// 4)) of each byte for its low nibbles, the next bit for its high ones (Q5_K); with
+	// qhWord, bit e of the block's one word for its element e (Q5_0, Q5_1).
+	qh     string
+	qhWord bool
 	// qs is a WGSL expression of b (the block's first byte) and g (a word index): the
 	// byte address of quant word g.
 	qs string
@@ -63,6 +65,10 @@ var nibbleLayouts = map[Format]nibbleLayout{
 		affine: "let dm = unpack2x16float(NAME_bytes4(b)); " +
 			"let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u)); " +
 			"return vec2<f32>(dm.x * sm.x, -(dm.y * sm.y));"},
+	Q5_0: {half: 16, qs: "b + 6u + 4u * g", qh: "b + 2u", qhWord: true,
+		affine: "let d = unpack2x16float(NAME_bytes4(b)).x; return vec2<f32>(d, -16.0 * d);"},
+	Q5_1: {half: 16, qs: "b + 8u + 4u * g", qh: "b + 4u", qhWord: true,
+		affine: "return unpack2x16float(NAME_bytes4(b));"},
 	Q8_0: {half: 4, bytes: true, qs: "b + 2u + 4u * g",
 		affine: "return vec2<f32>(unpack2x16float(NAME_bytes4(b)).x, 0.0);"},
 	MXFP4: {half: 16, fp4: true, qs: "b + 1u + 4u * g",
@@ -86,8 +92,12 @@ func (f Format) NibbleHalf() int { return nibbleLayouts[f].half }
 func (f Format) ByteQuants() bool { return nibbleLayouts[f].bytes }
 
 // NibbleHighBits reports whether f's nibbles take a fifth bit from words of their own
-// (Q5_K: see nibbleLayout.qh).
+// (Q5_K, Q5_0, Q5_1: see nibbleLayout.qh).
 func (f Format) NibbleHighBits() bool { return nibbleLayouts[f].qh != "" }
+
+// HighBitWord reports whether f's fifth bits are one word a block, bit e for element e
+// (Q5_0, Q5_1), rather than Q5_K's bits of bytes.
+func (f Format) HighBitWord() bool { return nibbleLayouts[f].qhWord }
 
 // LevelQuants reports whether f's nibbles index IQ4_NL's levels (IQ4_NL, IQ4_XS), which
 // the integer mat-vec looks up as integers (see nibbleLayout).

@@ -1,7 +1,8 @@
 // Matrix-vector product of 4-bit weights (the nibble formats: wgsl/nibbles.go, MXFP4's
-// codes made integers by FP4, IQ4_NL's levels looked up by LEVELS, Q5_K's fifth bits
-// added by HBIT, once for all columns by LANES; Q6_K in its Q6K form, below) and of
-// Q8_0's bytes (BYTES: byte_dot) by one src1 column, with
+// codes made integers by FP4, IQ4_NL's levels looked up by LEVELS, Q5_K's, Q5_0's and
+// Q5_1's fifth bits added by HBIT (HWORD: one word a block), once for all columns by
+// LANES; Q6_K in its Q6K form, below) and of Q8_0's bytes (BYTES: byte_dot) by one src1
+// column, with
 // integer dot products two weights at a time in the 16-bit lanes of an i32 (SWAR).
 // dst[i, 0, b2, b3] = sum_k src0[k, i, b2 / R2, b3 / R3] * src1[k, 0, b2, b3]
 // Each invocation quantizes the activations of the groups it takes, in registers, to 8
@@ -130,6 +131,28 @@ fn lanes5(q: u32, h: u32, sh: u32) -> vec4<i32> {
   return vec4<i32>(n | (t << vec4<u32>(4u)));
 }
 
+// The lane words of Q5_0's and Q5_1's quant word g of a block (elements 4 g .. 4 g + 3 in
+// its low nibbles, 4 g + 16 .. in its high ones) q, topped with their fifth bits from the
+// block's word h (bit e for element e): lanes 0 and 1 of a lane word hold bytes 0 and 2 (or
+// 1 and 3), so bits 4 g and 4 g + 2 (4 g + 1 and 4 g + 3) go to bits 4 and 20.
+fn lanes5w(q: u32, h: u32, g: u32) -> vec4<i32> {
+  let tl = h >> (4u * g);
+  let th = tl >> 16u;
+  let n = vec4<u32>(q, q >> 8u, q >> 4u, q >> 12u) & vec4<u32>(0x000f000fu);
+  let t = vec4<u32>(tl, tl >> 1u, th, th >> 1u);
+  return vec4<i32>(n | ((t & vec4<u32>(1u)) << vec4<u32>(4u)) | ((t & vec4<u32>(4u)) << vec4<u32>(18u)));
+}
+
+// The topped lane words of matrix m's quant word w of group gg (of the block at byte b of
+// the unit at word uw), q if given (PRELOAD), else read.
+fn hbit_lanes(m: u32, uw: u32, b: u32, gg: u32, w: u32, q: u32) -> vec4<i32> {
+#if HWORD
+  return lanes5w(q, qhw(m, uw, b, w), gg * WPG + w);
+#else
+  return lanes5(q, qhw(m, uw, b, w), 2u * gg);
+#endif
+}
+
 // Matrix m's word of fifth bits for quant word w of a group.
 fn qhw(m: u32, uw: u32, b: u32, w: u32) -> u32 {
 #if SRC0B
@@ -244,7 +267,12 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
         for (var w0 = 0u; w0 < WPG; w0 = w0 + 2u) { // 4 products per accumulator at most
           var s = vec2<i32>(0);
           for (var w = w0; w < w0 + 2u; w = w + 1u) {
-            s = s + lanes_dot(lanes5(qsw(m, uw, b, gg * WPG + w), qhw(m, uw, b, w), 2u * gg), x[w]);
+#if PRELOAD
+            let q = qw[r * WPG + w];
+#else
+            let q = qsw(m, uw, b, gg * WPG + w);
+#endif
+            s = s + lanes_dot(hbit_lanes(m, uw, b, gg, w, q), x[w]);
           }
           d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
         }
@@ -290,9 +318,10 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
 #endif
 
 #if LANES
-// group_rows for Q5_K's single products with the columns quantized ahead (XQ): each row's
-// words are topped with their fifth bits once (lanes5), then multiplied by every column's
-// group in turn (group_rows does it for every column), two words a SWAR accumulator.
+// group_rows for the single products of the formats with fifth bits (HBIT) with the
+// columns quantized ahead (XQ): each row's words are topped with their fifth bits once
+// (hbit_lanes), then multiplied by every column's group in turn (group_rows does it for
+// every column), two words a SWAR accumulator.
 fn group_lanes(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, col: u32) {
   let b = blk * src0_BLOCK_BYTES;
   let j = gg * GROUP / 32u; // the sub-block of the low nibbles
@@ -300,7 +329,7 @@ fn group_lanes(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32,
     for (var r = 0u; r < ROWS; r = r + 1u) {
       let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
       var lw: array<vec4<i32>, {{WPG}}>;
-      for (var w = 0u; w < WPG; w = w + 1u) { lw[w] = lanes5(qsw(m, uw, b, gg * WPG + w), qhw(m, uw, b, w), 2u * gg); }
+      for (var w = 0u; w < WPG; w = w + 1u) { lw[w] = hbit_lanes(m, uw, b, gg, w, qsw(m, uw, b, gg * WPG + w)); }
 #if SPLIT
       let fl = affine(m, uw, b, j);
       let fh = affine(m, uw, b, j + 1u);
