@@ -8,26 +8,26 @@ import (
 )
 
 // The integer mat-vec of 4-bit weights (mul_mat_vec_q4.wgsl): a MUL_MAT of Q4_0, Q4_1,
-// Q4_K, Q5_0, Q5_1, Q5_K (their fifth bits: the HBIT form), MXFP4, IQ4_NL or IQ4_XS weights (MXFP4's
-// E2M1 codes made integers: the FP4 form; IQ4's levels looked up: the LEVELS form;
-// swarCodedCols) by
-// one F32 column multiplies the weights' nibbles by the column quantized
-// to 8 bits per block of 32 (as ggml's CPU backend does: Q8_0, Q8_1, Q8_K activations),
-// two products per i32 multiply-add. Q6_K's 6-bit weights take the same kernel in signed
-// lanes (its Q6K form), and so do Q8_0's output heads (its BYTES form: swarQ8MinRows),
-// and a MUL_MAT_ID's experts in the nibble formats where the mat-vec takes it (its IDS
-// form: swarIDApplies). A single product quantizes the activations in each workgroup, in
-// registers, for all the rows the workgroup computes. The fused feed-forward gate (gate
-// and up projections of the same weight format and the SWIGLU, lowerMatVecGLU) takes its
-// two-matrix form, after a dispatch that quantizes the column once into scratch memory
-// (XQ), so that each of its workgroups takes two rows: on an H100 (µs, weights beyond the
-// L2 cache, ggml-vulkan's gate, up and SWIGLU in brackets) Q4_K 14336 x 4096 68.1 -> 40.7
-// (54.1), 8192 x 2048 32.1 -> 22.3 (22.0). That dispatch cost ~10 µs when it took one
-// invocation a group, which single products did not repay: Q4_K 14336 x 4096 30.5 ->
-// 31.0, 4096 x 14336 29.5 -> 30.7, 2048 x 8192 15.8 -> 19.8-24.4 µs. It now takes an
-// invocation a quant word (mul_mat_vec_q4_act.wgsl): on an H100 the gate form 8192 x 2048
-// went 21.0, 21.7 -> 20.1, 19.9 µs and a 1B Q4_K decode graph's GPU time 1,339.5, 1,339.5
-// -> 1,301.0, 1,301.1 µs; single products of many rows now take it too (swarXQMinRows).
+// Q4_K, Q5_0, Q5_1, Q5_K (their fifth bits added: the HBIT form), MXFP4 (its E2M1 codes
+// made integers: the FP4 form), IQ4_NL or IQ4_XS weights (their levels looked up: the
+// LEVELS form; see swarCodedCols) by one F32 column multiplies the weights' nibbles by
+// the column quantized to 8 bits per block of 32 (as ggml's CPU backend does: Q8_0, Q8_1,
+// Q8_K activations), two products per i32 multiply-add. Q6_K's 6-bit weights take the
+// same kernel in signed lanes (its Q6K form), and so do Q8_0's output heads (its BYTES
+// form: swarQ8MinRows), and a MUL_MAT_ID's experts in the nibble formats where the
+// mat-vec takes it (its IDS form: swarIDApplies). A single product quantizes the
+// activations in each workgroup, in registers, for all the rows the workgroup computes.
+// The fused feed-forward gate (gate and up projections of the same weight format and the
+// SWIGLU, lowerMatVecGLU) takes its two-matrix form, after a dispatch that quantizes the
+// column once into scratch memory (XQ), so that each of its workgroups takes two rows: on
+// an H100 (µs, weights beyond the L2 cache, ggml-vulkan's gate, up and SWIGLU in
+// brackets) Q4_K 14336 x 4096 68.1 -> 40.7 (54.1), 8192 x 2048 32.1 -> 22.3 (22.0). That
+// dispatch cost ~10 µs when it took one invocation a group, which single products did not
+// repay: Q4_K 14336 x 4096 30.5 -> 31.0, 4096 x 14336 29.5 -> 30.7, 2048 x 8192 15.8 ->
+// 19.8-24.4 µs. It now takes an invocation a quant word (mul_mat_vec_q4_act.wgsl): on an
+// H100 the gate form 8192 x 2048 went 21.0, 21.7 -> 20.1, 19.9 µs and a 1B Q4_K decode
+// graph's GPU time 1,339.5, 1,339.5 -> 1,301.0, 1,301.1 µs; single products of many rows
+// now take it too (swarXQMinRows).
 //
 // Products of 2 to 8 columns of Q4_0, Q4_1 and Q4_K weights (several sequences decoded
 // together, speculative drafts) take the same form: the columns quantized once by that
@@ -194,9 +194,9 @@ func swarPreload(half, mats int) bool {
 // swarFormat returns the distance in elements between the low and the high nibbles'
 // elements of the weights a (the nibble half of wgsl/nibbles.go: 4 for Q8_0's bytes;
 // q6kHalf for Q6_K), 0 where the integer mat-vec cannot read them: not Q4_0, Q4_1, Q4_K,
-// Q5_0, Q5_1, Q5_K, Q8_0, MXFP4, IQ4_NL, IQ4_XS or Q6_K, or, but for Q6_K, not in rows of whole units on 4-byte boundaries
-// (unitRows' alignment; the Q6_K form computes each block's byte and reads it at either
-// alignment).
+// Q5_0, Q5_1, Q5_K, Q8_0, MXFP4, IQ4_NL, IQ4_XS or Q6_K, or, but for Q6_K, not in rows of
+// whole units on 4-byte boundaries (unitRows' alignment; the Q6_K form computes each
+// block's byte and reads it at either alignment).
 func swarFormat(a *tensor.Tensor) int {
 	f, ok := format(a.Type)
 	if !ok || !quantRows(a) {
@@ -278,8 +278,8 @@ func swarWPG(a *tensor.Tensor) int {
 
 // swarCoded reports whether the integer mat-vec turns the nibbles of weights of type t
 // into other integers before its products (MXFP4's codes: its FP4 form; IQ4_NL's and
-// IQ4_XS's levels: its LEVELS form; Q5_K's nibbles topped with their fifth bits: its HBIT
-// form), once for every column.
+// IQ4_XS's levels: its LEVELS form; Q5_K's, Q5_0's and Q5_1's nibbles topped with their
+// fifth bits: its HBIT form), for every column unless LANES (see swarCodedCols).
 func swarCoded(t tensor.Type) bool {
 	f, ok := format(t)
 	return ok && (f.FP4Quants() || f.LevelQuants() || f.NibbleHighBits())
@@ -324,15 +324,15 @@ func swarCoded(t tensor.Type) bool {
 // Q5_0 33.6, 45.9, 54.6 -> 27.2, 39.1, 61.3 (26.0, 28.1, 41.6); Q5_1 33.2, 44.3, 53.0 ->
 // 25.7, 35.3, 60.3 (26.8, 27.5, 41.0).
 //
-// Q5_K's single products on XQ change each row's words once for every column instead
-// (LANES: group_lanes). On an H100 (µs, weights beyond the L2 cache; the vectorised float
-// mat-vec, HBIT's words changed for every column, LANES): 14336 x 4096 by 2, 4, 8 columns
-// 48.1, 67.6, 87.4 / 42.7, 72.9, 167 / 33.6, 57.5, 103; 4096 x 14336 47.8, 70.7, 91.6 /
-// 45.5, 77.3, 174 / 33.2, 58.7, 102; by one column even (28.0, 29.9 / 28.5, 31.4). MXFP4's
-// words changed once lost (14336 x 4096 by 2, 4, 8 columns 41.9, 54.3, 80.8 against 44.4,
-// 62.3, 122), and so did the gate form's two matrices that way (a 1B Q5_K decode graph
-// 1,331, 1,333 against 2,024, 2,029 µs): those change their words for every column, the
-// gate form by at most two (swarGateCols).
+// Q5_K's single products on XQ change each row's words once for all columns instead
+// (LANES: group_lanes), and so do Q5_0's and Q5_1's. On an H100 (µs, weights beyond the
+// L2 cache; the vectorised float mat-vec, HBIT's words changed for every column, LANES):
+// 14336 x 4096 by 2, 4, 8 columns 48.1, 67.6, 87.4 / 42.7, 72.9, 167 / 33.6, 57.5, 103;
+// 4096 x 14336 47.8, 70.7, 91.6 / 45.5, 77.3, 174 / 33.2, 58.7, 102; by one column even
+// (28.0, 29.9 / 28.5, 31.4). MXFP4's words changed once lost (14336 x 4096 by 2, 4, 8
+// columns 41.9, 54.3, 80.8 against 44.4, 62.3, 122), and so did the gate form's two
+// matrices that way (a 1B Q5_K decode graph 1,331, 1,333 against 2,024, 2,029 µs): those
+// change their words for every column, the gate form by at most two (swarGateCols).
 func swarCodedCols(t tensor.Type) int {
 	switch t {
 	case tensor.Q5_K:
@@ -375,8 +375,9 @@ func matVecQ4(ws []*tensor.Tensor, b, dst *tensor.Tensor, p mulMatParams, l *Lim
 }
 
 // swarIDApplies reports whether the MUL_MAT_ID of experts a by b, which the mat-vec
-// takes, takes the integer mat-vec's IDS form: experts in a nibble format (swarFormat:
-// Q4_0, Q4_1, Q4_K; not the coded ones, see swarCodedCols, nor Q5_K), columns in 16-byte vectors, not Limits.SwarOff. On an H100 (one
+// takes, takes the integer mat-vec's IDS form: experts of Q4_0, Q4_1 or Q4_K (not the
+// coded formats, swarCoded: see swarCodedCols), columns in 16-byte vectors, not
+// Limits.SwarOff. On an H100 (one
 // start, the vectorised float mat-vec -> this; ggml-vulkan in brackets): one token's
 // products of 128 experts of Q4_K, 8 used, 768 x 2048 (a row of b for all slots) 15.0 ->
 // 15.2 µs (19.2), 2048 x 768 (a row a slot) 17.5 -> 17.0 (20.9); a 12-layer model of those
@@ -420,8 +421,8 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "BYTES": flag(f.ByteQuants()),
 		"FP4": flag(f.FP4Quants()), "LEVELS": flag(f.LevelQuants()),
 		"HBIT": flag(f.NibbleHighBits()), "HWORD": flag(f.HighBitWord())}
-	// the single products with fifth bits on XQ change each row's words once for every column
-	// (group_lanes, swarCodedCols)
+	// the single products with fifth bits on XQ change each row's words once for all
+	// columns (group_lanes, swarCodedCols)
 	layout["LANES"] = flag(xq && len(ws) == 1 && f.NibbleHighBits())
 	var ds []Dispatch
 	operands := []wgslOperand{vec(in("src0", ws[0]))}
