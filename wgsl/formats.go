@@ -206,6 +206,8 @@ func QuantFormat(typeName string) (f Format, ok bool) {
 // block within the binding, and `s`, the eighth-element group of the block it returns
 // (elements 8s..8s+7: 0..3 in a block of 32, 0..31 in one of 256), and reads bytes with
 // NAME_bytes4(a): the four bytes from byte a (any alignment) as a little-endian u32.
+// A format with a layout in nibbleLayouts (nibbles.go) reads its scales with that
+// layout's NAME_affine(b, j), written once for both mat-vec kernels.
 // Helpers of common.wgsl unpack them. f16 scales are the low half of a word read at their
 // address.
 // The formats kernels also write have their one quantization routine in quantWriters
@@ -294,7 +296,7 @@ var quantFormats = map[Format]quantFormat{
 	// {f16 d; u8 qh[4]; u8 qs[16]}: nibbles as Q4_0, the fifth bit of element j is bit j
 	// of qh; x = (q - 16) * d.
 	Q5_0: {"q5_0", 32, 22, `
-  let d = unpack2x16float(NAME_bytes4(b)).x;
+  let d = NAME_affine(b, 0u).x;
   let h = NAME_bytes4(b + 2u) >> (8u * s);
   let o = b + 6u + 8u * (s & 1u);
   let sh = 4u * (s >> 1u);
@@ -302,7 +304,7 @@ var quantFormats = map[Format]quantFormat{
                      d * (hbits1024(NAME_bytes4(o + 4u), sh, 0x0f0f0f0fu, spread4(h >> 4u), 0u, 4u) - 1040.0));`},
 	// {f16 d; f16 m; u8 qh[4]; u8 qs[16]}: q as Q5_0; x = q * d + m.
 	Q5_1: {"q5_1", 32, 24, `
-  let dm = unpack2x16float(NAME_bytes4(b));
+  let dm = NAME_affine(b, 0u);
   let h = NAME_bytes4(b + 4u) >> (8u * s);
   let o = b + 8u + 8u * (s & 1u);
   let sh = 4u * (s >> 1u);
@@ -320,16 +322,13 @@ var quantFormats = map[Format]quantFormat{
 	// {f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}: Q4_K's sub-blocks and
 	// nibbles; the fifth bit of element l of sub-block j is bit j of qh[l]; x = d sc_j q - dmin m_j.
 	Q5_K: {"q5_K", 256, 176, `
-  let dm = unpack2x16float(NAME_bytes4(b));
   let j = s >> 2u;
-  let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u));
-  let d = dm.x * sm.x;
-  let m = dm.y * sm.y;
+  let f = NAME_affine(b, j); // (d sc_j, -dmin m_j)
   let h = b + 16u + 8u * (s & 3u);
   let o = b + 48u + 32u * (s >> 3u) + 8u * (s & 3u);
   let sh = 4u * (j & 1u);
-  return mat2x4<f32>(d * (hbits1024(NAME_bytes4(o), sh, 0x0f0f0f0fu, NAME_bytes4(h), j, 4u) - 1024.0) - m,
-                     d * (hbits1024(NAME_bytes4(o + 4u), sh, 0x0f0f0f0fu, NAME_bytes4(h + 4u), j, 4u) - 1024.0) - m);`},
+  return mat2x4<f32>(f.x * (hbits1024(NAME_bytes4(o), sh, 0x0f0f0f0fu, NAME_bytes4(h), j, 4u) - 1024.0) + f.y,
+                     f.x * (hbits1024(NAME_bytes4(o + 4u), sh, 0x0f0f0f0fu, NAME_bytes4(h + 4u), j, 4u) - 1024.0) + f.y);`},
 	// {u8 scales[16]; u8 qs[64]; f16 d; f16 dmin}: two halves of 128 elements, each four
 	// runs of 32: run r of half h takes bits 2r, 2r + 1 of qs[32 h ..]; one byte per 16
 	// elements (index s / 2 for group s) holds a 4-bit scale (low) and min (high);
@@ -410,7 +409,7 @@ var quantFormats = map[Format]quantFormat{
 	// {f16 d; u8 qs[16]}: nibbles as Q4_0, indices of the sixteen non-linear levels
 	// (iq4_level); x = d level.
 	IQ4_NL: {"iq4_nl", 32, 18, `
-  let d = unpack2x16float(NAME_bytes4(b)).x;
+  let d = NAME_affine(b, 0u).x;
   let o = b + 2u + 8u * (s & 1u);
   let sh = 4u * (s >> 1u);
   return mat2x4<f32>(d * iq4_level4(ux4(NAME_bytes4(o), sh, 15u)), d * iq4_level4(ux4(NAME_bytes4(o + 4u), sh, 15u)));`},
@@ -418,10 +417,8 @@ var quantFormats = map[Format]quantFormat{
 	// 6-bit scales (nibble j of scales_l over bits 2j, 2j + 1 of scales_h), each IQ4_NL's
 	// nibbles of qs[16 j ..]; x = d (sc - 32) level.
 	IQ4_XS: {"iq4_xs", 256, 136, `
-  let w = NAME_bytes4(b);
   let j = s >> 2u;
-  let sc = ((NAME_bytes4(b + 4u) >> (4u * j)) & 15u) | (((w >> (16u + 2u * j)) & 3u) << 4u);
-  let d = unpack2x16float(w).x * uf(sc, 32.0);
+  let d = NAME_affine(b, j).x; // d (sc_j - 32)
   let o = b + 8u + 16u * j + 8u * (s & 1u);
   let sh = 4u * ((s >> 1u) & 1u);
   return mat2x4<f32>(d * iq4_level4(ux4(NAME_bytes4(o), sh, 15u)), d * iq4_level4(ux4(NAME_bytes4(o + 4u), sh, 15u)));`},

@@ -43,6 +43,12 @@ type nibbleLayout struct {
 	affine string
 }
 
+// kAffine is the affine map of sub-block j of Q4_K and Q5_K, whose blocks start with the
+// same f16 d, f16 dmin and 12 scale bytes (k4_scale_min).
+const kAffine = "let dm = unpack2x16float(NAME_bytes4(b)); " +
+	"let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u)); " +
+	"return vec2<f32>(dm.x * sm.x, -(dm.y * sm.y));"
+
 // nibbleLayouts holds the layouts of the integer mat-vec's formats (ggml-common.h: Q4_0
 // {f16 d; u8 qs[16]} x = (q - 8) d; Q4_1 {f16 d; f16 m; u8 qs[16]} x = q d + m; Q4_K {f16
 // d; f16 dmin; u8 scales[12]; u8 qs[128]} x = d sc_j q - dmin m_j, k4_scale_min; Q8_0
@@ -58,13 +64,9 @@ var nibbleLayouts = map[Format]nibbleLayout{
 	Q4_1: {half: 16, qs: "b + 4u + 4u * g",
 		affine: "return unpack2x16float(NAME_bytes4(b));"},
 	Q4_K: {half: 32, qs: "b + 16u + 4u * g",
-		affine: "let dm = unpack2x16float(NAME_bytes4(b)); " +
-			"let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u)); " +
-			"return vec2<f32>(dm.x * sm.x, -(dm.y * sm.y));"},
+		affine: kAffine},
 	Q5_K: {half: 32, qs: "b + 48u + 4u * g", qh: "b + 16u + 4u * w",
-		affine: "let dm = unpack2x16float(NAME_bytes4(b)); " +
-			"let sm = k4_scale_min(j, NAME_bytes4(b + 4u), NAME_bytes4(b + 8u), NAME_bytes4(b + 12u)); " +
-			"return vec2<f32>(dm.x * sm.x, -(dm.y * sm.y));"},
+		affine: kAffine},
 	Q5_0: {half: 16, qs: "b + 6u + 4u * g", qh: "b + 2u", qhWord: true,
 		affine: "let d = unpack2x16float(NAME_bytes4(b)).x; return vec2<f32>(d, -16.0 * d);"},
 	Q5_1: {half: 16, qs: "b + 8u + 4u * g", qh: "b + 4u", qhWord: true,

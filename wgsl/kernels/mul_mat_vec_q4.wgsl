@@ -86,11 +86,21 @@ fn byte_dot(q0: u32, q1: u32, x: vec4<i32>) -> i32 {
 #endif
 
 #if NIBBLES
-// The SWAR products of the nibbles of word q with the activation words x: the low
-// nibbles' two products in .x, the high nibbles' in .y.
+// The lane words of quant word q's SWAR products: its low nibbles of bytes 0 and 2, of 1
+// and 3, its high nibbles of bytes 0 and 2, of 1 and 3, each pair in the 16-bit lanes.
+fn nibble_lanes(q: u32) -> vec4<u32> {
+  return vec4<u32>(q, q >> 8u, q >> 4u, q >> 12u) & vec4<u32>(0x000f000fu);
+}
+
+// The SWAR products of lane words l (nibble_lanes, as integers) with activation words x:
+// the low nibbles' two in .x, the high nibbles' in .y.
+fn lanes_dot(l: vec4<i32>, x: vec4<i32>) -> vec2<i32> {
+  return vec2<i32>(l.x * x.x + l.y * x.y, l.z * x.z + l.w * x.w);
+}
+
+// The SWAR products of the nibbles of word q with the activation words x.
 fn nibble_dot(q: u32, x: vec4<i32>) -> vec2<i32> {
-  return vec2<i32>(i32(q & 0x000f000fu) * x.x + i32((q >> 8u) & 0x000f000fu) * x.y,
-                   i32((q >> 4u) & 0x000f000fu) * x.z + i32((q >> 12u) & 0x000f000fu) * x.w);
+  return lanes_dot(vec4<i32>(nibble_lanes(q)), x);
 }
 
 #if FP4
@@ -112,13 +122,6 @@ fn fp4_nibbles(q: u32) -> vec2<u32> {
 }
 #endif
 
-// The SWAR products of lane words l (a quant word's low nibbles of bytes 0 and 2, of 1 and
-// 3, its high nibbles of bytes 0 and 2, of 1 and 3, as integers) with activation words x:
-// the low nibbles' two in .x, the high nibbles' in .y.
-fn lanes_dot(l: vec4<i32>, x: vec4<i32>) -> vec2<i32> {
-  return vec2<i32>(l.x * x.x + l.y * x.y, l.z * x.z + l.w * x.w);
-}
-
 #if HBIT
 // The lane words of Q5_K's quant word q, each topped with its fifth bit from word h from
 // bit sh (the low nibbles'; the high nibbles' the next bit): weights 0..31, so that 4
@@ -126,9 +129,8 @@ fn lanes_dot(l: vec4<i32>, x: vec4<i32>) -> vec2<i32> {
 fn lanes5(q: u32, h: u32, sh: u32) -> vec4<i32> {
   let hl = h >> sh;
   let hh = hl >> 1u;
-  let n = vec4<u32>(q, q >> 8u, q >> 4u, q >> 12u) & vec4<u32>(0x000f000fu);
   let t = vec4<u32>(hl, hl >> 8u, hh, hh >> 8u) & vec4<u32>(0x00010001u);
-  return vec4<i32>(n | (t << vec4<u32>(4u)));
+  return vec4<i32>(nibble_lanes(q) | (t << vec4<u32>(4u)));
 }
 
 // The lane words of Q5_0's and Q5_1's quant word g of a block (elements 4 g .. 4 g + 3 in
@@ -138,9 +140,8 @@ fn lanes5(q: u32, h: u32, sh: u32) -> vec4<i32> {
 fn lanes5w(q: u32, h: u32, g: u32) -> vec4<i32> {
   let tl = h >> (4u * g);
   let th = tl >> 16u;
-  let n = vec4<u32>(q, q >> 8u, q >> 4u, q >> 12u) & vec4<u32>(0x000f000fu);
   let t = vec4<u32>(tl, tl >> 1u, th, th >> 1u);
-  return vec4<i32>(n | ((t & vec4<u32>(1u)) << vec4<u32>(4u)) | ((t & vec4<u32>(4u)) << vec4<u32>(18u)));
+  return vec4<i32>(nibble_lanes(q) | ((t & vec4<u32>(1u)) << vec4<u32>(4u)) | ((t & vec4<u32>(4u)) << vec4<u32>(18u)));
 }
 
 // The topped lane words of matrix m's quant word w of group gg (of the block at byte b of
@@ -229,6 +230,17 @@ fn column_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, col: u32, gi: u32) 
 #endif
 
 #if NIBBLES
+// The value of a group's integer dots d (the low nibbles' in .x, the high ones' in .y)
+// under the affine maps of its sub-blocks, fl (the low nibbles') and with SPLIT fh (the
+// high ones'), with its activations' (dl, sl, dh, sh) xd (column_group).
+fn group_value(fl: vec2<f32>, fh: vec2<f32>, xd: vec4<f32>, d: vec2<i32>) -> f32 {
+#if SPLIT
+  return fl.x * (xd.x * if32(d.x)) + fl.y * xd.y + fh.x * (xd.z * if32(d.y)) + fh.y * xd.w;
+#else
+  return fl.x * (xd.x * if32(d.x + d.y)) + fl.y * (xd.y + xd.w);
+#endif
+}
+
 // Adds group gg of block blk (a literal) of the unit starting at element u of the ROWS
 // rows from i0 (matrix base a) of every matrix, times activation group gx of column col
 // (column_group), to the partial sums.
@@ -248,12 +260,6 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
   {
     var x: array<vec4<i32>, {{WPG}}>;
     let xd = column_group(&x, col + {{C}}u * (p.K / GROUP), gx);
-#if SPLIT
-    let xl = xd.xy;
-    let xh = xd.zw;
-#else
-    let x0 = vec2<f32>(xd.x, xd.y + xd.w);
-#endif
     for (var m = 0u; m < MATS; m = m + 1u) {
       for (var r = 0u; r < ROWS; r = r + 1u) {
         let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
@@ -301,14 +307,13 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
 #endif
 #endif
         let o = (m * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
-#if SPLIT
         let fl = affine(m, uw, b, j);
+#if SPLIT
         let fh = affine(m, uw, b, j + 1u);
-        (*acc)[o] = (*acc)[o] + fl.x * (xl.x * if32(d.x)) + fl.y * xl.y + fh.x * (xh.x * if32(d.y)) + fh.y * xh.y;
 #else
-        let f = affine(m, uw, b, j);
-        (*acc)[o] = (*acc)[o] + f.x * (x0.x * if32(d.x + d.y)) + f.y * x0.y;
+        let fh = fl;
 #endif
+        (*acc)[o] = (*acc)[o] + group_value(fl, fh, xd, d);
       }
     }
   }
@@ -330,11 +335,11 @@ fn group_lanes(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32,
       let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
       var lw: array<vec4<i32>, {{WPG}}>;
       for (var w = 0u; w < WPG; w = w + 1u) { lw[w] = hbit_lanes(m, uw, b, gg, w, qsw(m, uw, b, gg * WPG + w)); }
-#if SPLIT
       let fl = affine(m, uw, b, j);
+#if SPLIT
       let fh = affine(m, uw, b, j + 1u);
 #else
-      let f = affine(m, uw, b, j);
+      let fh = fl;
 #endif
 #for C {{NCOLS}}
       {
@@ -347,11 +352,7 @@ fn group_lanes(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32,
           d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
         }
         let o = (m * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
-#if SPLIT
-        (*acc)[o] = (*acc)[o] + fl.x * (xd.x * if32(d.x)) + fl.y * xd.y + fh.x * (xd.z * if32(d.y)) + fh.y * xd.w;
-#else
-        (*acc)[o] = (*acc)[o] + f.x * (xd.x * if32(d.x + d.y)) + f.y * (xd.y + xd.w);
-#endif
+        (*acc)[o] = (*acc)[o] + group_value(fl, fh, xd, d);
       }
 #endfor
     }
