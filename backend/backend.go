@@ -243,7 +243,7 @@ func (b *Backend) compute(start time.Time, equal func([]byte) bool, build func([
 		plan.Cut(b.batch)
 		addCounts(&b.stats.Rows, plan.Rows)
 		addCounts(&b.stats.Refused, plan.Refused)
-		steps, gen, err := d.compile(plan)
+		steps, gen, err := d.compile(plan, d.specializes(ns))
 		if err != nil {
 			return err
 		}
@@ -365,8 +365,8 @@ func (b *Backend) Close() {
 	if s.Reused > 0 {
 		reused = fmt.Sprintf("%v/graph, %v of it finding the graph", s.EncodeReused/time.Duration(s.Reused), s.Match/time.Duration(s.Reused))
 	}
-	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph (reused graphs %v), wait %v/graph, pipelines %d, own memory %.2f MiB",
-		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, reused, s.Wait/n, b.Dev.PipelineCount(),
+	logf(LogInfo, "%s profile: %d graphs (%d reused), %.1f dispatches/graph, encode %v/graph (reused graphs %v), wait %v/graph, pipelines %d (%d specialized), own memory %.2f MiB",
+		b.Dev.Name, s.Graphs, s.Reused, float64(s.Dispatches)/float64(s.Graphs), s.Encode/n, reused, s.Wait/n, b.Dev.PipelineCount(), b.Dev.specialized(),
 		float64(b.Dev.OwnMemory())/(1<<20))
 	if s.Betweens > 0 {
 		logf(LogInfo, "%s host between graphs %v/graph (the device's buffer reads, which wait for the GPU first: %v/graph; its buffer writes: %v/graph); "+

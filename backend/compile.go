@@ -54,9 +54,10 @@ func (d *Device) resolve(t *tensor.Tensor, f wgsl.Format) (operand, error) {
 }
 
 // compile resolves every step of a plan for the executor: pipelines compiled, operands
-// bound, parameters encoded. scratchGen is the generation of the scratch memory the steps
+// bound, parameters encoded. With special the steps take pipelines with their parameters
+// built in (specialize.go) while the device's budget of them lasts. scratchGen is the generation of the scratch memory the steps
 // bind (0: none).
-func (d *Device) compile(plan *sched.Plan) (steps []exec.Step, scratchGen uint64, err error) {
+func (d *Device) compile(plan *sched.Plan, special bool) (steps []exec.Step, scratchGen uint64, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := d.usable(); err != nil {
@@ -89,12 +90,20 @@ func (d *Device) compile(plan *sched.Plan) (steps []exec.Step, scratchGen uint64
 			spec = readOnlyOperands(spec, s.Bindings)
 		}
 		spec, s.Bindings = d.bindTables(spec, s.Bindings)
-		s.Pipeline, err = d.exe.Pipeline(spec.Key(), spec.Kernel, gpu.Layout{Storage: spec.Bindings(), ReadOnly: spec.ReadOnly()},
-			func() (string, error) { return wgsl.Source(spec) })
-		if err != nil {
+		if err := wgsl.EncodeParams(s.Params, ds.Params, offsets); err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
 		}
-		if err := wgsl.EncodeParams(s.Params, ds.Params, offsets); err != nil {
+		constants := special && (d.specialPipes < maxSpecialPipes || d.specialize == specializeAll)
+		if constants {
+			spec = constantsSpec(spec, s.Params)
+		}
+		before := d.exe.Pipelines()
+		s.Pipeline, err = d.exe.Pipeline(spec.Key(), spec.Kernel, gpu.Layout{Storage: spec.Bindings(), ReadOnly: spec.ReadOnly()},
+			func() (string, error) { return wgsl.Source(spec) })
+		if constants {
+			d.specialPipes += d.exe.Pipelines() - before
+		}
+		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
 		}
 		if d.ablate != nil && d.ablate.MatchString(stepLabel(ps.Node.Name, spec.Kernel)) {

@@ -68,6 +68,11 @@ const (
 	// matrix that takes them so (ops.Limits.Q6KPairsMin), for comparisons and tests.
 	EnvQ6KPairs    = "GGML_WGPU_Q6K_PAIRS"
 	EnvQ6KPairsMin = "GGML_WGPU_Q6K_PAIRS_MIN"
+	// EnvSpecialize chooses which graphs take pipelines with their dispatches' parameters
+	// built in (specialize.go): unset, decode steps' graphs on a hardware adapter;
+	// "decode", decode steps' graphs on any adapter; "0" none; "all" every graph (for tests
+	// and comparisons).
+	EnvSpecialize = "GGML_WGPU_SPECIALIZE"
 	// EnvQ6KXQRows overrides the fewest rows of a single Q6_K product (the output heads)
 	// that the integer mat-vec takes on XQ (ops.Limits.Q6KXQMinRows), for comparisons.
 	EnvQ6KXQRows = "GGML_WGPU_Q6K_XQ_ROWS"
@@ -147,6 +152,10 @@ type Device struct {
 
 	// readWriteOnly: every operand is bound read_write (EnvReadOnly=0), for comparisons.
 	readWriteOnly bool
+	// specialize says when dispatches take pipelines with their parameters built in
+	// (EnvSpecialize, specialize.go); specialPipes counts the pipelines so compiled.
+	specialize   specializeMode
+	specialPipes int
 	// ablate matches the "node kernel" names of the dispatches that run one workgroup
 	// (EnvAblate), or is nil.
 	ablate *regexp.Regexp
@@ -176,6 +185,7 @@ func newDevice(index int, a *gpu.Adapter) *Device {
 		buffers: map[uint64]*Buffer{},
 
 		readWriteOnly: os.Getenv(EnvReadOnly) == "0",
+		specialize:    specializeModeOf(os.Getenv(EnvSpecialize)),
 		ablate:        ablatePattern(os.Getenv(EnvAblate)),
 	}
 	info := a.Info

@@ -71,6 +71,31 @@ func TestConformance(t *testing.T) {
 	runSuite(t, openTestEnv(t), Filter(Cases(), os.Getenv("GGML_WGPU_CONFORMANCE_FILTER")))
 }
 
+// specializedFilter selects the quick selection's cases that a decode step's graph holds:
+// its products of one column, attention, norms, ropes, softmax, GLU, the cache stores and
+// the fused graphs.
+const specializedFilter = "n=1,|FLASH_ATTN_EXT|RMS_NORM|ROPE|GRAPH|SET_ROWS|SOFT_MAX|GLU|KV_STORE"
+
+// TestConformanceSpecialized runs the decode kernels of the quick selection
+// (specializedFilter) in a child process whose library gives every dispatch a pipeline
+// with its parameters built in (GGML_WGPU_SPECIALIZE=all, backend/specialize.go): every
+// kernel must compile and compute that way too, as it does on a GPU's decode graphs.
+func TestConformanceSpecialized(t *testing.T) {
+	if !isChild(t) {
+		out, err := runChild(t, t.Name(), "GGML_WGPU_SPECIALIZE=all")
+		t.Logf("child process output:\n%s", indent(clip(out, 40)))
+		require.NoError(t, err, "%s", crashSummary(out))
+		require.Contains(t, out, "--- PASS: "+t.Name())
+		return
+	}
+	require.Equal(t, "all", os.Getenv("GGML_WGPU_SPECIALIZE"))
+	env := openTestEnv(t)
+	cases, err := env.QuickCases(Filter(Filter(Cases(), specializedFilter), os.Getenv("GGML_WGPU_CONFORMANCE_FILTER")))
+	require.NoError(t, err)
+	require.Greater(t, len(cases), 300, "the decode kernels")
+	runSuite(t, env, cases)
+}
+
 // TestHarnessSelf runs the suite with a second CPU backend as the device under test: it
 // validates the harness (every case must build, run and agree exactly) without the library.
 func TestHarnessSelf(t *testing.T) {

@@ -60,15 +60,16 @@ func isolated(t *testing.T, body func(t *testing.T)) {
 	}
 }
 
-// runChild re-executes the test binary for the test named name and returns its combined
-// output and the error of the run (nil for exit status 0).
-func runChild(t *testing.T, name string) (string, error) {
+// runChild re-executes the test binary for the test named name, with the further
+// environment variables env, and returns its combined output and the error of the run
+// (nil for exit status 0).
+func runChild(t *testing.T, name string, env ...string) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), childTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", runPattern(name), "-test.count=1",
 		"-test.v", "-test.timeout="+childTimeout.String())
-	cmd.Env = append(os.Environ(), childEnv+"="+name)
+	cmd.Env = append(append(os.Environ(), env...), childEnv+"="+name)
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		err = errors.Join(err, ctx.Err())

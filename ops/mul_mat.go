@@ -519,3 +519,27 @@ func unitElems(t tensor.Type) int {
 	f, _ := format(t)
 	return f.UnitElems()
 }
+
+// DecodeGraph reports whether nodes hold a matrix product and every one of them is of few
+// columns (MUL_MAT of at most matVecMaxCols columns, MUL_MAT_ID of as many tokens): a
+// decode step's graph, bound by the latency of its chain of dispatches rather than by
+// arithmetic.
+func DecodeGraph(nodes []*tensor.Tensor) bool {
+	products := 0
+	for _, n := range nodes {
+		cols := int64(0)
+		switch n.Op {
+		case tensor.OpMulMat:
+			cols = n.Ne[1]
+		case tensor.OpMulMatID:
+			cols = n.Ne[2]
+		default:
+			continue
+		}
+		if cols > matVecMaxCols {
+			return false
+		}
+		products++
+	}
+	return products > 0
+}

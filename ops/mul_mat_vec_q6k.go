@@ -49,10 +49,19 @@ import (
 // 35.7 at 2 x 64; 4096 x 14336 37.1 at 1 x 128 -> 34.8 at 2 x 128; 4096 x 4096 16.1 ->
 // 14.9), and four lost (42.3, 42.9, 16.3).
 
-// q6kShape returns the Q6_K mat-vec's rows per workgroup and workgroup size (a multiple
-// of 64: see the kernel) for m rows (over every batch) of k elements, with Limits'
-// overrides.
-func q6kShape(m, k uint32, l *Limits) (rows, wg int) {
+// q6kShape returns the Q6_K mat-vec's rows per workgroup and workgroup size for m rows
+// (over every batch) of k elements, with Limits' overrides. Products of one column whose
+// blocks go a pair at a time (pairs) take 32 invocations, two rows, from 4096 rows: one
+// SIMD group a workgroup, as ggml-vulkan's Q6_K mat-vec takes on NVIDIA (one at a time,
+// the kernel needs multiples of 64: its two sixteens of a SIMD group read blocks of one
+// alignment). On an H100 (µs, weights beyond the L2 cache, two rows by 64 or 128
+// invocations -> two by 32; ggml-vulkan in brackets): 14336 x 4096 34.7 -> 31.3 (21.5),
+// 4096 x 14336 36.9 -> 34.3 (21.3), 8192 x 2048 14.8 -> 12.4 (11.8), 4096 x 4096 15.1 ->
+// 13.2 (12.6); the gate form (one row) 14336 x 4096 56.7 -> 54.3, 8192 x 2048 22.7 -> 20.9;
+// but 2048 x 8192 15.0 -> 17.1 (fewer rows keep 64 or 128), two columns of 4096 x 14336
+// 40.6 -> 48.3 and four of 14336 x 4096 56.5 -> 60.5 (several columns keep them). One row
+// by 32 and four lost (34.7, 36.1 and 36.0, 79.2 for the first two).
+func q6kShape(m, k uint32, pairs bool, l *Limits) (rows, wg int) {
 	rows, wg = 1, 64
 	switch {
 	case m >= 65536:
@@ -63,10 +72,13 @@ func q6kShape(m, k uint32, l *Limits) (rows, wg int) {
 	if k >= 8192 {
 		wg = 128
 	}
+	if pairs && m >= 4096 {
+		rows, wg = 2, 32
+	}
 	if l.Q6KRows > 0 && l.Q6KRows <= 16 {
 		rows = l.Q6KRows
 	}
-	if w := l.Q6KWG; w >= 64 && w <= 256 && w%64 == 0 {
+	if w := l.Q6KWG; w == 32 || w >= 64 && w <= 256 && w%64 == 0 {
 		wg = w
 	}
 	return rows, wg
@@ -146,8 +158,16 @@ func q6kCols(l *Limits) int {
 // its gate form: gate and up weights (the same shape and strides), src1 and the SWIGLU
 // result.
 func matVecQ6K(p mulMatParams, tensors []*tensor.Tensor, l *Limits) Dispatch {
-	rows, wg := q6kShape(p.M*p.Batches, p.K, l)
 	glu := len(tensors) == 4
+	least := uint64(q6kPairsMin)
+	if l.Q6KPairsMin > 0 {
+		least = uint64(l.Q6KPairsMin)
+	}
+	pairs := !l.Q6KPairsOff && uint64(p.M)*uint64(p.K) >= least
+	for _, w := range tensors[:len(tensors)-2] {
+		pairs = pairs && q6kPairs(w)
+	}
+	rows, wg := q6kShape(p.M*p.Batches, p.K, pairs && p.N == 1, l)
 	if glu && l.Q6KRows == 0 {
 		// One row of each matrix: on an H200 (cold, µs) the gate 14336 x 4096 took 61.8
 		// at one row against 78.2, 79.4 at two (the integer kernel's gate form 88.0,
@@ -171,14 +191,6 @@ func matVecQ6K(p mulMatParams, tensors []*tensor.Tensor, l *Limits) Dispatch {
 		ops = append(ops, vec(in("src0b", tensors[1])))
 	}
 	ops = append(ops, vec(in("src1", tensors[len(tensors)-2])), out("dst", tensors[len(tensors)-1]))
-	least := uint64(q6kPairsMin)
-	if l.Q6KPairsMin > 0 {
-		least = uint64(l.Q6KPairsMin)
-	}
-	pairs := !l.Q6KPairsOff && uint64(p.M)*uint64(p.K) >= least
-	for _, w := range tensors[:len(tensors)-2] {
-		pairs = pairs && q6kPairs(w)
-	}
 	defs := map[string]string{"ROWS": fmt.Sprint(rows), "ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg), "GLU": flag(glu), "PAIRS": flag(pairs)}
 	kernel := "mul_mat_vec_q6k"
 	if p.N > 1 {

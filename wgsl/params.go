@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -191,4 +192,57 @@ func EncodeParams(dst []byte, params any, offsets []uint32) error {
 		binary.LittleEndian.PutUint32(dst[end+4*i:], o)
 	}
 	return nil
+}
+
+// paramsConst is ParamsDecl with p a module constant holding the encoded slot's values
+// instead of the uniform binding (Spec.Inline).
+func paramsConst(t reflect.Type, operands []Operand, slot []byte) (string, error) {
+	l, err := layoutOf(t)
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, len(operands))
+	for i, o := range operands {
+		names[i] = o.Name
+	}
+	fields, size := l.withOperands(names)
+	if size > len(slot) {
+		return "", fmt.Errorf("wgsl: params of %d bytes exceed the slot", size)
+	}
+	var b strings.Builder
+	b.WriteString("struct Params {\n")
+	for _, f := range fields {
+		fmt.Fprintf(&b, "  %s: %s,\n", f.name, f.wgsl)
+	}
+	b.WriteString("}\nconst p = Params(")
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		vals := make([]string, f.words)
+		for w := range vals {
+			word := binary.LittleEndian.Uint32(slot[f.offset+4*w:])
+			switch f.kind {
+			case reflect.Int32:
+				vals[w] = fmt.Sprintf("%di", int32(word))
+			case reflect.Float32:
+				v := math.Float32frombits(word)
+				if math.IsInf(float64(v), 0) || math.IsNaN(float64(v)) {
+					return "", fmt.Errorf("wgsl: non-finite parameter")
+				}
+				// the f32's exact value, shortest as an f64: read as f64 or as f32, the
+				// literal is that f32
+				vals[w] = strconv.FormatFloat(float64(v), 'e', -1, 64) + "f"
+			default:
+				vals[w] = fmt.Sprintf("%du", word)
+			}
+		}
+		if f.words > 1 {
+			fmt.Fprintf(&b, "%s(%s)", f.wgsl, strings.Join(vals, ", "))
+		} else {
+			b.WriteString(vals[0])
+		}
+	}
+	b.WriteString(");\n")
+	return b.String(), nil
 }

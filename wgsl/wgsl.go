@@ -70,6 +70,11 @@ type Spec struct {
 	// workgroup memory (see formatsInit). Without it invocation 0 stores them from
 	// literals. Only a spec whose operands have tables (HasTables) takes it.
 	Tables bool
+	// Constants, where set, is one dispatch's encoded parameter slot (EncodeParams), which
+	// the module declares as the constant p instead of the uniform binding: a pipeline for
+	// that dispatch alone, whose kernel reads no parameters from memory and is compiled with
+	// its shape known. A slot with a non-finite float (no WGSL literal) keeps the binding.
+	Constants []byte
 }
 
 // Bindings returns the storage bindings of the spec's pipeline: its operands, and the
@@ -105,6 +110,9 @@ func (s *Spec) Key() string {
 	fmt.Fprintf(&b, "|wg%d", s.Workgroup)
 	if s.Tables {
 		b.WriteString("|tables")
+	}
+	if s.Constants != nil {
+		fmt.Fprintf(&b, "|constants%x", s.Constants)
 	}
 	return b.String()
 }
@@ -148,6 +156,11 @@ func Source(s *Spec) (string, error) {
 	}
 	var out strings.Builder
 	decl, err := ParamsDecl(s.Params, s.Operands)
+	if err == nil && s.Constants != nil {
+		if c, cerr := paramsConst(s.Params, s.Operands, s.Constants); cerr == nil {
+			decl = c // else the uniform (non-finite values have no literal)
+		}
+	}
 	if err != nil {
 		return "", err
 	}

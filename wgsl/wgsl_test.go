@@ -2,6 +2,7 @@ package wgsl
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -251,4 +252,37 @@ func TestParamsEmbeddedStruct(t *testing.T) {
 	require.NoError(t, EncodeParams(buf, v, []uint32{9}))
 	require.Equal(t, []byte{5, 0, 0, 0}, buf[:4])
 	require.Equal(t, []byte{0, 0, 0x80, 0x3e, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, 9, 0, 0, 0}, buf[80:116])
+}
+
+// TestParamsConstants: a spec with Constants declares p as a module constant holding the
+// encoded slot's values (every member, padding included, each float exactly), keys a
+// pipeline of its own, and keeps the uniform binding for a slot it cannot write as
+// literals (a non-finite float).
+func TestParamsConstants(t *testing.T) {
+	ops := []Operand{{Name: "src0", Type: F32}, {Name: "dst", Type: F32, Written: true}}
+	v := arrayParams{N: 5, Ne: [4]uint32{1, 2, 3, 4000000000}, Shift: -1, Off: [4]int32{-2, 0, 0, 7},
+		Scale: [4]float32{1.5, 0, 1e-7, -2}, Eps: 0.1}
+	slot := make([]byte, SlotSize)
+	require.NoError(t, EncodeParams(slot, v, []uint32{9, 10}))
+	decl, err := paramsConst(reflect.TypeOf(arrayParams{}), ops, slot)
+	require.NoError(t, err)
+	require.Contains(t, decl, "  Eps: f32,\n  src0_off: u32,\n  dst_off: u32,\n}\n")
+	require.Contains(t, decl, "const p = Params(5u, 0u, 0u, 0u, vec4<u32>(1u, 2u, 3u, 4000000000u), -1i, 0u, 0u, 0u, "+
+		"vec4<i32>(-2i, 0i, 0i, 7i), vec4<f32>(1.5e+00f, 0e+00f, 1.0000000116860974e-07f, -2e+00f), 1.0000000149011612e-01f, 9u, 10u);\n")
+	require.NotContains(t, decl, "var<uniform>")
+
+	spec := &Spec{Kernel: "unary", Defines: map[string]string{"OP": "x"}, Operands: ops, Params: reflect.TypeOf(arrayParams{}), Workgroup: 64}
+	withConsts := *spec
+	withConsts.Constants = slot
+	require.NotEqual(t, spec.Key(), withConsts.Key())
+	other := append([]byte(nil), slot...)
+	other[0] = 6
+	withOther := withConsts
+	withOther.Constants = other
+	require.NotEqual(t, withConsts.Key(), withOther.Key(), "one pipeline per slot")
+
+	v.Eps = float32(math.Inf(1))
+	require.NoError(t, EncodeParams(slot, v, []uint32{9, 10}))
+	_, err = paramsConst(reflect.TypeOf(arrayParams{}), ops, slot)
+	require.ErrorContains(t, err, "non-finite")
 }
