@@ -124,9 +124,19 @@ func (l *paramLayout) withOperands(names []string) ([]paramField, int) {
 // `<operand>_off: u32` field per operand, the operand's first element within its binding.
 // It fails if the struct does not fit one SlotSize slot.
 func ParamsDecl(t reflect.Type, operands []Operand) (string, error) {
-	l, err := layoutOf(t)
+	decl, _, err := paramsStruct(t, operands)
 	if err != nil {
 		return "", err
+	}
+	return decl + "@group(0) @binding(0) var<uniform> p: Params;\n", nil
+}
+
+// paramsStruct returns the WGSL struct Params of ParamsDecl and its members, or fails if
+// it does not fit one SlotSize slot.
+func paramsStruct(t reflect.Type, operands []Operand) (string, []paramField, error) {
+	l, err := layoutOf(t)
+	if err != nil {
+		return "", nil, err
 	}
 	names := make([]string, len(operands))
 	for i, o := range operands {
@@ -134,15 +144,15 @@ func ParamsDecl(t reflect.Type, operands []Operand) (string, error) {
 	}
 	fields, size := l.withOperands(names)
 	if size > SlotSize {
-		return "", fmt.Errorf("wgsl: params of %d bytes exceed a %d-byte slot", size, SlotSize)
+		return "", nil, fmt.Errorf("wgsl: params of %d bytes exceed a %d-byte slot", size, SlotSize)
 	}
 	var b strings.Builder
 	b.WriteString("struct Params {\n")
 	for _, f := range fields {
 		fmt.Fprintf(&b, "  %s: %s,\n", f.name, f.wgsl)
 	}
-	b.WriteString("}\n@group(0) @binding(0) var<uniform> p: Params;\n")
-	return b.String(), nil
+	b.WriteString("}\n")
+	return b.String(), fields, nil
 }
 
 // EncodeParams writes a parameter struct value followed by the operand element offsets into
@@ -194,27 +204,20 @@ func EncodeParams(dst []byte, params any, offsets []uint32) error {
 	return nil
 }
 
-// paramsConst is ParamsDecl with p a module constant holding the encoded slot's values
-// instead of the uniform binding (Spec.Inline).
+// paramsConst is ParamsDecl with p a module constant holding the values of slot, a
+// dispatch's encoded parameters (EncodeParams), instead of the uniform binding
+// (Spec.Constants). It fails for a slot with a non-finite float, which has no literal.
 func paramsConst(t reflect.Type, operands []Operand, slot []byte) (string, error) {
-	l, err := layoutOf(t)
+	decl, fields, err := paramsStruct(t, operands)
 	if err != nil {
 		return "", err
 	}
-	names := make([]string, len(operands))
-	for i, o := range operands {
-		names[i] = o.Name
-	}
-	fields, size := l.withOperands(names)
-	if size > len(slot) {
-		return "", fmt.Errorf("wgsl: params of %d bytes exceed the slot", size)
+	if len(slot) < SlotSize {
+		return "", fmt.Errorf("wgsl: a parameter slot of %d bytes", len(slot))
 	}
 	var b strings.Builder
-	b.WriteString("struct Params {\n")
-	for _, f := range fields {
-		fmt.Fprintf(&b, "  %s: %s,\n", f.name, f.wgsl)
-	}
-	b.WriteString("}\nconst p = Params(")
+	b.WriteString(decl)
+	b.WriteString("const p = Params(")
 	for i, f := range fields {
 		if i > 0 {
 			b.WriteString(", ")
