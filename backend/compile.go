@@ -55,8 +55,8 @@ func (d *Device) resolve(t *tensor.Tensor, f wgsl.Format) (operand, error) {
 
 // compile resolves every step of a plan for the executor: pipelines compiled, operands
 // bound, parameters encoded. With special the steps take pipelines with their parameters
-// built in (specialize.go) while the device's budget of them lasts. scratchGen is the generation of the scratch memory the steps
-// bind (0: none).
+// built in (specialize.go) while the device's budget of them lasts. scratchGen is the
+// generation of the scratch memory the steps bind (0: none).
 func (d *Device) compile(plan *sched.Plan, special bool) (steps []exec.Step, scratchGen uint64, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
