@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -107,12 +108,40 @@ func teacherCases() []teacherCase {
 // NMSE 3e-4 (0.02 at most on logits of magnitude 1): enough to swap two tokens a hundredth
 // apart, so its greedy tokens on the quantized model are no reference at that margin.
 func TestTeacherForced(t *testing.T) {
+	teacherRun(t, teacherCases(), nil)
+}
+
+// TestTeacherForcedSpecialized runs teacher-forced cases with decode graphs taking
+// pipelines with their parameters built in on any adapter (GGML_WGPU_SPECIALIZE=decode:
+// a GPU's default, which lavapipe's leaves off): every step's logits as TestTeacherForced
+// requires them, and the profile counting the specialized pipelines compiled.
+func TestTeacherForcedSpecialized(t *testing.T) {
+	t.Setenv("GGML_WGPU_SPECIALIZE", "decode")
+	t.Setenv("GGML_WGPU_PROFILE", "1")
+	cases := []teacherCase{
+		{typ: "q4_k_m", head: 128, fa: "off", kv: "q8_0"},
+		{typ: "iq4_xs", head: 64, fa: "on", kv: "q8_0"},
+		{typ: "f16", head: 128, fa: "on", kv: "q8_0", shift: 32},
+		{typ: "q8_0", head: 64, fa: "on", kv: "f16", seqs: 3},
+	}
+	teacherRun(t, cases, func(t *testing.T, r teacherResult) {
+		m := regexp.MustCompile(`WGPU0 profile: .*pipelines \d+ \((\d+) specialized\)`).FindStringSubmatch(r.log)
+		require.NotNil(t, m, "the profile reports the specialized pipelines")
+		n, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		require.Positive(t, n, "decode graphs specialized")
+	})
+}
+
+// teacherRun writes the models of cases and compares each case (compareTeacher), then
+// calls check, where given, with its result.
+func teacherRun(t *testing.T, cases []teacherCase, check func(t *testing.T, r teacherResult)) {
 	root := repoRoot(t)
 	exe, libDir := buildGenerate(t, root)
 	mk, _ := buildHost(t, root, "mkmodel")
 	dir := t.TempDir()
 	made := map[string]bool{} // models written, by format and head size
-	for _, c := range teacherCases() {
+	for _, c := range cases {
 		t.Run(c.name(), func(t *testing.T) {
 			key := fmt.Sprintf("%s-h%d", c.typ, c.head)
 			model, ref := filepath.Join(dir, key+".gguf"), filepath.Join(dir, key+"-f32.gguf")
@@ -134,6 +163,9 @@ func TestTeacherForced(t *testing.T) {
 			}
 			t.Logf("%s: %d steps x %d sequences, NMSE max %.3g (step %d of sequence %d), mean %.3g; against the F32 reference max %.3g; greedy tokens equal on %d/%d steps with margin > %g (the CPU on the quantized model differs from the reference on %d)",
 				c.name(), teacherSteps, r.seqs, r.maxNMSE, r.worstStep, r.worstSeq, r.meanNMSE, r.maxRefNMSE, r.checked, r.steps, teacherMinMargin, r.cpuFlips)
+			if check != nil {
+				check(t, r)
+			}
 		})
 	}
 }
