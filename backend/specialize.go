@@ -27,8 +27,9 @@ import (
 // first run costs what it did. A decode graph made again for a longer cache compiles
 // only the dispatches whose parameters changed (attention's). Prompt graphs keep the
 // uniform slots: compute-bound, they would only pay the compiles (new ones for every
-// prompt length). On that H100 specializing a 1B's graph after its first run compiled 12
-// pipelines in 1.0 s with the driver's shader cache cold, 64 ms with it warm.
+// prompt length). A first design specialized any graph on its third run instead: on that
+// H100 the 1B's 12 pipelines then stalled that run 1.0 s with the driver's shader cache
+// cold, 64 ms with it warm, inside a benchmark's measured repetitions.
 //
 // At most maxSpecialPipes specialized pipelines are compiled in a device's life; beyond
 // it graphs keep the uniform slots.
