@@ -93,15 +93,21 @@ func (d *Device) compile(plan *sched.Plan, special bool) (steps []exec.Step, scr
 		if err := wgsl.EncodeParams(s.Params, ds.Params, offsets); err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
 		}
-		constants := special && (d.specialPipes < maxSpecialPipes || d.specialize == specializeAll)
-		if constants {
-			spec = constantsSpec(spec, s.Params)
+		if special && (d.specialPipes < maxSpecialPipes || d.specialize == specializeAll) {
+			s.Pipeline, err = d.specialPipeline(constantsSpec(spec, s.Params))
+			if err != nil {
+				// Built-in constants can fail where the uniform slot computes (WGSL makes
+				// a constant expression's overflow a compile error): take the slot.
+				d.specialFailed++
+				if d.specialFailed == 1 {
+					logf(LogWarn, "%s: a specialized pipeline failed, the uniform one takes its place (further failures logged at debug level): %v", ps.Node.Name, err)
+				} else {
+					logf(LogDebug, "%s: a specialized pipeline failed: %v", ps.Node.Name, err)
+				}
+			}
 		}
-		before := d.exe.Pipelines()
-		s.Pipeline, err = d.exe.Pipeline(spec.Key(), spec.Kernel, gpu.Layout{Storage: spec.Bindings(), ReadOnly: spec.ReadOnly()},
-			func() (string, error) { return wgsl.Source(spec) })
-		if constants {
-			d.specialPipes += d.exe.Pipelines() - before
+		if s.Pipeline == nil {
+			s.Pipeline, err = d.pipeline(spec, wgsl.Source)
 		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
@@ -112,6 +118,13 @@ func (d *Device) compile(plan *sched.Plan, special bool) (steps []exec.Step, scr
 		steps[i] = s
 	}
 	return steps, scratchGen, nil
+}
+
+// pipeline compiles (or finds) the pipeline of spec, its WGSL written by source. Called
+// with d.mu held.
+func (d *Device) pipeline(spec *wgsl.Spec, source func(*wgsl.Spec) (string, error)) (*gpu.Pipeline, error) {
+	return d.exe.Pipeline(spec.Key(), spec.Kernel, gpu.Layout{Storage: spec.Bindings(), ReadOnly: spec.ReadOnly()},
+		func() (string, error) { return source(spec) })
 }
 
 // run hands a compiled graph to the executor, and collects kernel times when timed. A

@@ -153,9 +153,11 @@ type Device struct {
 	// readWriteOnly: every operand is bound read_write (EnvReadOnly=0), for comparisons.
 	readWriteOnly bool
 	// specialize says when dispatches take pipelines with their parameters built in
-	// (EnvSpecialize, specialize.go); specialPipes counts the pipelines so compiled.
-	specialize   specializeMode
-	specialPipes int
+	// (EnvSpecialize, specialize.go); specialPipes counts the pipelines so compiled,
+	// specialFailed the dispatches whose one failed to compile (they took the uniform one).
+	specialize    specializeMode
+	specialPipes  int
+	specialFailed int
 	// ablate matches the "node kernel" names of the dispatches that run one workgroup
 	// (EnvAblate), or is nil.
 	ablate *regexp.Regexp

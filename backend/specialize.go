@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"github.com/ggml-wgpu/ggml-wgpu/gpu"
 	"github.com/ggml-wgpu/ggml-wgpu/ops"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
@@ -83,6 +84,18 @@ func constantsSpec(spec *wgsl.Spec, slot []byte) *wgsl.Spec {
 	c := *spec
 	c.Constants = append([]byte(nil), slot...)
 	return &c
+}
+
+// constantsSource writes a specialized pipeline's WGSL (tests replace it to make one fail).
+var constantsSource = wgsl.Source
+
+// specialPipeline compiles (or finds) the pipeline of a spec with constants, counting
+// it against the device's budget. Called with d.mu held.
+func (d *Device) specialPipeline(spec *wgsl.Spec) (*gpu.Pipeline, error) {
+	before := d.exe.Pipelines()
+	p, err := d.pipeline(spec, constantsSource)
+	d.specialPipes += d.exe.Pipelines() - before
+	return p, err
 }
 
 // specialized returns how many specialized pipelines the device has compiled.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ggml-wgpu/ggml-wgpu/ops"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 	"github.com/stretchr/testify/require"
 )
 
@@ -98,4 +99,41 @@ func TestDecodeGraph(t *testing.T) {
 	require.False(t, ops.DecodeGraph([]*tensor.Tensor{add}), "no product")
 	require.False(t, ops.DecodeGraph([]*tensor.Tensor{mm(1), mm(9)}))
 	require.False(t, ops.DecodeGraph([]*tensor.Tensor{mm(1), id(16)}))
+}
+
+// TestSpecializedFallback: a dispatch whose specialized pipeline fails to compile (here
+// its WGSL is made invalid; in practice a constant expression that overflows once the
+// parameters are built in) takes the uniform pipeline, and the graph computes right; the
+// failure is logged once at warning level.
+func TestSpecializedFallback(t *testing.T) {
+	d := withSpecialize(t, specializeDecode, -1)
+	old, oldLog := constantsSource, Logger
+	var warned []string
+	constantsSource = func(s *wgsl.Spec) (string, error) {
+		src, err := wgsl.Source(s)
+		return src + "\nfn broken( {\n", err
+	}
+	Logger = func(level int, msg string) {
+		if level >= LogWarn {
+			warned = append(warned, msg)
+		}
+	}
+	t.Cleanup(func() { constantsSource, Logger = old, oldLog })
+	b, err := NewBackend(d)
+	require.NoError(t, err)
+	defer b.Close()
+	d.mu.Lock()
+	spent, failed := d.specialPipes, d.specialFailed
+	d.mu.Unlock()
+	g := newMulMatGraph(t, d, 56, 1, 200, 11) // a shape no other test specializes
+	g.compute(t, b, "fallback")
+	g.compute(t, b, "fallback")
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	require.Equal(t, spent, d.specialPipes, "no specialized pipeline compiled")
+	require.Greater(t, d.specialFailed, failed)
+	if failed == 0 {
+		require.Len(t, warned, 1)
+		require.Contains(t, warned[0], "uniform one takes its place")
+	}
 }
