@@ -184,6 +184,8 @@ func (b *Backend) Compute(snapshot []byte, nodes func() []*tensor.Tensor) error 
 // 1 MiB for an 8B model's decode graph).
 func (b *Backend) ComputeMatching(equal func(cached []byte) bool, build func(buf []byte) []byte, nodes func() []*tensor.Tensor) error {
 	start := time.Now()
+	b.Dev.steps.mark(evCompute)
+	defer b.Dev.steps.mark(evComputeEnd)
 	if b.stats.Graphs == 0 {
 		b.readBase, b.writeBase = b.Dev.readNS.Load(), b.Dev.writeNS.Load()
 		b.waitBase = b.Dev.waitStats()
@@ -207,6 +209,7 @@ func (b *Backend) compute(start time.Time, equal func([]byte) bool, build func([
 	c := b.lookup(equal)
 	if c != nil {
 		b.stats.Match += time.Since(start)
+		d.steps.mark(evFound)
 	}
 	if c != nil && d.scratchStale(c) {
 		b.plans = b.plans[1:] // lookup put it first
@@ -329,7 +332,9 @@ func (b *Backend) remember(c *compiled) {
 // Synchronize waits until all work submitted to the device has completed.
 func (b *Backend) Synchronize() error {
 	start := time.Now()
+	b.Dev.steps.mark(evSync)
 	err := b.Dev.Synchronize()
+	b.Dev.steps.mark(evSyncEnd)
 	b.lastSync = time.Now()
 	b.stats.Wait += b.lastSync.Sub(start)
 	if b.trace != nil {
@@ -355,6 +360,9 @@ func (b *Backend) Close() {
 		} else {
 			logf(LogInfo, "%s: trace of %d graphs written to %s", b.Dev.Name, b.trace.graphs, b.trace.t.path)
 		}
+	}
+	if sum := b.Dev.steps.summary(8); sum != "" {
+		logf(LogInfo, "%s %s", b.Dev.Name, sum)
 	}
 	if b.profile == 0 || b.stats.Graphs == 0 {
 		return

@@ -135,7 +135,8 @@ func (b *Buffer) Write(offset uint64, data []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	began := time.Now()
-	defer func() { d.writeNS.Add(int64(time.Since(began))) }()
+	d.steps.mark(evWrite)
+	defer func() { d.writeNS.Add(int64(time.Since(began))); d.steps.mark(evWriteEnd) }()
 	if err := b.check(offset, uint64(len(data))); err != nil {
 		return err
 	}
@@ -171,7 +172,8 @@ func (b *Buffer) Read(offset uint64, dst []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	began := time.Now()
-	defer func() { d.readNS.Add(int64(time.Since(began))) }()
+	d.steps.mark(evRead)
+	defer func() { d.readNS.Add(int64(time.Since(began))); d.steps.mark(evReadEnd) }()
 	d.reads.Add(1)
 	n := uint64(len(dst))
 	if err := b.check(offset, n); err != nil {

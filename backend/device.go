@@ -161,6 +161,8 @@ type Device struct {
 	// ablate matches the "node kernel" names of the dispatches that run one workgroup
 	// (EnvAblate), or is nil.
 	ablate *regexp.Regexp
+	// steps records the host's timeline of the device's calls (EnvTimeline), or is nil.
+	steps *stepLog
 }
 
 // ablatePattern compiles EnvAblate's value v: nil when empty or not a regular expression
@@ -178,6 +180,13 @@ func ablatePattern(v string) *regexp.Regexp {
 	return re
 }
 
+// gpuWaitSpin is how long a hardware adapter's waits for the GPU yield between polls
+// before they sleep (gpu.Device.SetWaitSpin; CPU drivers keep the 2 ms default, their
+// threads wanting the cores). A wait that sleeps notices the GPU's end up to ~70 µs late,
+// and an 8B decode's wait for its logits lasts ~2.6 ms on an H100 (the host's timeline,
+// EnvTimeline: the compute returns ~1.15 ms into a ~3.8 ms step).
+const gpuWaitSpin = 20 * time.Millisecond
+
 func newDevice(index int, a *gpu.Adapter) *Device {
 	d := &Device{
 		Index:   index,
@@ -189,6 +198,9 @@ func newDevice(index int, a *gpu.Adapter) *Device {
 		readWriteOnly: os.Getenv(EnvReadOnly) == "0",
 		specialize:    specializeModeOf(os.Getenv(EnvSpecialize)),
 		ablate:        ablatePattern(os.Getenv(EnvAblate)),
+	}
+	if os.Getenv(EnvTimeline) == "1" {
+		d.steps = newStepLog()
 	}
 	info := a.Info
 	desc := strings.TrimSpace(info.Description)
@@ -240,6 +252,12 @@ func (d *Device) openLocked() (*gpu.Device, error) {
 	}
 	if v, err := strconv.Atoi(os.Getenv(EnvFirstPart)); err == nil && v >= 0 {
 		e.FirstPart = v
+	}
+	if l := d.steps; l != nil {
+		e.OnSubmit = func() { l.mark(evSubmit) }
+	}
+	if !d.software {
+		g.SetWaitSpin(gpuWaitSpin)
 	}
 	d.gpu, d.exe = g, e
 	return g, nil

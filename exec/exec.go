@@ -51,6 +51,9 @@ type Executor struct {
 	// FirstPart is the steps of a recording submitted together that go first, on their
 	// own (FirstPart by default; 0: none apart).
 	FirstPart int
+	// OnSubmit, when set, is called after every submission the executor makes (the
+	// backend's host timeline).
+	OnSubmit func()
 }
 
 // groupKey identifies a bind group: the pipeline layout (its binding count and read-only
@@ -242,6 +245,9 @@ func (r *run) submit() error {
 	seq, err := r.enc.Submit()
 	if r.timer != nil {
 		r.timer.submitted(start, time.Now())
+	}
+	if e.OnSubmit != nil {
+		e.OnSubmit()
 	}
 	r.enc = nil
 	if err != nil {

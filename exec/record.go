@@ -164,6 +164,9 @@ func (e *Executor) RunRecorded(key any, timer *Timer, out *Readout) (ran, read b
 		}
 		last = seq
 		submitted += len(part)
+		if e.OnSubmit != nil {
+			e.OnSubmit()
+		}
 		if timer != nil {
 			timer.submitted(start, time.Now())
 			timer.used = submitted

@@ -50,7 +50,8 @@ func words(t *testing.T, d *gpu.Device, out *gpu.Buffer, n int) []uint32 {
 }
 
 // A recording runs nothing until it is submitted, then runs every step once, with the
-// parameters it was recorded with, from wherever the arena's ring stood.
+// parameters it was recorded with, from wherever the arena's ring stood; OnSubmit hears
+// of each submission.
 func TestRecordingRunsOnceWhenSubmitted(t *testing.T) {
 	d := device(t)
 	e, out, steps := bumpRig(t, d, 5, 8)
@@ -62,9 +63,13 @@ func TestRecordingRunsOnceWhenSubmitted(t *testing.T) {
 	ran, _, err := e.RunRecorded("another graph", nil, nil)
 	require.NoError(t, err)
 	require.False(t, ran)
+	submits := 0
+	e.OnSubmit = func() { submits++ }
 	ran, _, err = e.RunRecorded("graph", nil, nil)
 	require.NoError(t, err)
 	require.True(t, ran)
+	require.Equal(t, 3, submits, "OnSubmit after each of the recording's submissions")
+	e.OnSubmit = nil
 	require.Equal(t, []uint32{2, 4, 6, 8, 10}, words(t, d, out, 5))
 	ran, _, err = e.RunRecorded("graph", nil, nil)
 	require.NoError(t, err)

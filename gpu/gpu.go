@@ -271,6 +271,15 @@ func (a *Adapter) open(timestamps bool) (*Device, error) {
 	return &Device{d: d, Limits: lims, lim: lims, Timeout: timeout, layout: map[Layout]C.WGPUBindGroupLayout{}}, nil
 }
 
+// SetWaitSpin sets how long a wait for the GPU yields between its polls before it sleeps
+// between them (2 ms from Open): a sleep notices the GPU's end tens of µs late. Call it
+// before the device's first wait.
+func (d *Device) SetWaitSpin(t time.Duration) {
+	if d != nil && d.d != nil && t >= 0 {
+		d.d.spin_us = C.uint64_t(t.Microseconds())
+	}
+}
+
 // Lost returns why the device is lost (an error wrapping ErrDeviceLost: the device-lost
 // report, or the wait that timed out), or nil while it is usable or after a clean Close.
 func (d *Device) Lost() error {

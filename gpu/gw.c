@@ -62,14 +62,15 @@ static void pause_a_little(int spins) {
     nanosleep(&ts, NULL);
 }
 
-// spin_us is how long a wait for the GPU yields between polls before it sleeps: a decode
-// graph's wait is shorter, and a sleep of 20 µs lasts ~70 µs (the kernel's timer slack).
-#define spin_us 2000
+// gw_default_spin_us is how long a wait for the GPU yields between polls before it
+// sleeps (gw_device.spin_us, which the device's owner may change): a sleep of 20 µs lasts
+// ~70 µs (the kernel's timer slack), so a wait that sleeps notices the GPU's end late.
+#define gw_default_spin_us 2000
 
-// pause_since is pause_a_little for a wait that began at start (now_us): it yields
-// until spin_us have passed, then sleeps.
-static void pause_since(uint64_t start, int spins) {
-    if (now_us() - start < spin_us) {
+// pause_since is pause_a_little for a wait of device d that began at start (now_us): it
+// yields until d->spin_us have passed, then sleeps.
+static void pause_since(const gw_device *d, uint64_t start, int spins) {
+    if (now_us() - start < d->spin_us) {
         sched_yield();
         return;
     }
@@ -154,6 +155,7 @@ gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps
     d->device = r->device;
     free(r);
     d->queue = wgpuDeviceGetQueue(d->device);
+    d->spin_us = gw_default_spin_us;
     return d;
 }
 
@@ -161,7 +163,7 @@ gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps
 // counter reaching seq) says done, the device is lost, or timeout_ms pass. wgpuDevicePoll
 // (wait=true) gives up after 5 s and then recycles command pools the driver may still be
 // running (CPU drivers crash on long submissions that way), so it is never used: the device
-// is polled without waiting, yielding for up to spin_us, then sleeping a little. what names the wait
+// is polled without waiting, yielding for up to d->spin_us, then sleeping a little. what names the wait
 // in the reason recorded when it times out.
 static int wait_until(gw_device *d, const volatile int *flag, uint64_t seq, uint64_t timeout_ms, const char *what) {
     uint64_t deadline = deadline_after(timeout_ms);
@@ -186,7 +188,7 @@ static int wait_until(gw_device *d, const volatile int *flag, uint64_t seq, uint
             gw_mark_lost(d, msg);
             return GW_TIMEOUT;
         }
-        pause_since(start, spins);
+        pause_since(d, start, spins);
     }
 }
 

@@ -32,6 +32,8 @@ typedef struct gw_device {
     // the poll that saw it (wgpu-native retiring the work and running its callbacks) and
     // from each wait's start to its end.
     uint64_t waits, wait_polls, done_poll_ns, wait_ns;
+    // How long (µs) a wait yields between polls before it sleeps between them.
+    uint64_t spin_us;
 } gw_device;
 
 // gw_enumerate stores up to max Vulkan adapters in out and returns how many; 0 also when
