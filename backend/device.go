@@ -184,7 +184,7 @@ func ablatePattern(v string) *regexp.Regexp {
 // before they sleep (gpu.Device.SetWaitSpin; CPU drivers keep the 2 ms default, their
 // threads wanting the cores). A wait that sleeps notices the GPU's end up to ~70 µs late,
 // and an 8B decode's wait for its logits lasts ~2.6 ms on an H100 (the host's timeline,
-// EnvTimeline: the compute returns ~1.15 ms into a ~3.8 ms step).
+// EnvTimeline: the compute returns 0.84-1.2 ms into a ~3.9 ms step).
 const gpuWaitSpin = 20 * time.Millisecond
 
 func newDevice(index int, a *gpu.Adapter) *Device {
