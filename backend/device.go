@@ -51,6 +51,9 @@ const (
 	// EnvSwarXQ=1 makes every single product of one column on the integer mat-vec take its
 	// XQ form (ops.Limits.SwarXQ), for comparisons and tests.
 	EnvSwarXQ = "GGML_WGPU_SWAR_XQ"
+	// EnvQ4KWide=0 keeps Q4_K products off the mat-vec with 16-byte weight loads (for
+	// comparisons).
+	EnvQ4KWide = "GGML_WGPU_Q4K_WIDE"
 	// EnvSwarXQRows overrides the fewest rows of a single product on the XQ form
 	// (ops.Limits.SwarXQMinRows), for comparisons.
 	EnvSwarXQRows = "GGML_WGPU_SWAR_XQ_ROWS"
@@ -292,6 +295,7 @@ func (d *Device) Limits() ops.Limits {
 		MaxGroupSize:        int(g.Limits.MaxComputeInvocationsPerGroup),
 		MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
 		MaxStorageBuffers:   storageBindings(g),
+		StorageAlign:        g.Limits.MinStorageBufferOffsetAlignment,
 		// comparisons and tuning (the variables' documentation above)
 		MatVecRows:        envInt(EnvMatVecRows),
 		MatVecWG:          envInt(EnvMatVecWG),
@@ -309,6 +313,7 @@ func (d *Device) Limits() ops.Limits {
 		SwarCols:          envInt(EnvSwarCols),
 		SwarColsMin:       envInt(EnvSwarColsMin),
 		SwarXQ:            os.Getenv(EnvSwarXQ) == "1",
+		Q4KWideOff:        os.Getenv(EnvQ4KWide) == "0",
 		SwarXQMinRows:     envInt(EnvSwarXQRows),
 		Q6KOff:            os.Getenv(EnvQ6K) == "0",
 		Q6KPairsOff:       os.Getenv(EnvQ6KPairs) == "0",

@@ -449,6 +449,9 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	}
 	operands = append(operands, out("dst", dst))
 	tensors = append(tensors, dst)
+	if xq && ids == nil && len(ws) == 1 && p.N == 1 && q4kWide(ws[0], p.M*p.Batches, l) {
+		return append(ds, q4kWideDispatch(ws[0], operands, tensors, p, params, l))
+	}
 	acc := len(ws) * rows * int(p.N)
 	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "NIBBLES": flag(!q6k), "XQ": flag(xq),
 		"SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2), "IDS": flag(ids != nil),

@@ -97,6 +97,12 @@ type Limits struct {
 	// Q6KCols overrides the most src1 columns the Q6_K mat-vec takes (0: the default, 8;
 	// 1: one column only), for comparisons.
 	Q6KCols int
+	// StorageAlign is the device's minStorageBufferOffsetAlignment, where a binding may
+	// start (0: unknown).
+	StorageAlign uint32
+	// Q4KWideOff keeps Q4_K products off the mat-vec with 16-byte weight loads
+	// (mul_mat_vec_q4k.go), for comparisons.
+	Q4KWideOff bool
 }
 
 // workgroupStorage returns MaxWorkgroupStorage, or WebGPU's default (16384 bytes) where

@@ -43,6 +43,11 @@ type Operand struct {
 	// NAME_set_block(i, x). A Written F16 Vec operand is stored eight elements at a time
 	// with NAME_set8(i, v) (vec_write.go).
 	Vec bool
+	// Vec16 quantized operands are read sixteen bytes at a time as words, NAME_v16(v)
+	// returning vector v of the binding (NAME_off in bytes, a multiple of 16), by kernels
+	// that take a block's fields from those words with the format's shared routines
+	// (common.wgsl) instead of its accessors.
+	Vec16 bool
 	// ReadOnly operands are declared var<storage, read> (bound read-only), which lets the
 	// GPU's compiler know that the kernel never writes them. Only an operand that is not
 	// Written can be, and only where its buffer is bound by no written operand of the same
@@ -100,6 +105,9 @@ func (s *Spec) Key() string {
 	}
 	for _, o := range s.Operands {
 		fmt.Fprintf(&b, "|%s:%d:%v:%v", o.Name, o.Type, o.Written, o.Vec)
+		if o.Vec16 {
+			b.WriteString(":v16")
+		}
 		if o.ReadOnly {
 			b.WriteString(":ro")
 		}
@@ -198,6 +206,14 @@ func Source(s *Spec) (string, error) {
 	}
 	out.WriteString(formatsInit(fills, copies))
 	for i, o := range s.Operands {
+		if o.Vec16 {
+			if !o.Type.Quantized() || o.Written {
+				return "", fmt.Errorf("wgsl: %s: operand %s: only read quantized operands are read as 16-byte words", s.Kernel, o.Name)
+			}
+			out.WriteString(storageDecl(o.Name, i+1, o.ReadOnly) + "array<vec4<u32>>;\n" +
+				fmt.Sprintf("fn %[1]s_v16(v: u32) -> vec4<u32> { return %[1]s[v]; }\n", o.Name))
+			continue
+		}
 		if o.Vec {
 			a, err := o.Type.vecAccessors(o.Name, i+1, o.ReadOnly)
 			if err != nil {
