@@ -50,9 +50,9 @@ func q4kWideDispatch(a *tensor.Tensor, operands []wgslOperand, tensors []*tensor
 	if w := l.SwarWG; w >= 32 && w <= 256 && w&(w-1) == 0 {
 		wg = w
 	}
-	ops := append([]wgslOperand{{Name: "src0", Type: mustFormat(a), Vec16: true}}, operands[1:]...)
+	words := append([]wgslOperand{{Name: "src0", Type: mustFormat(a), Vec16: true}}, operands[1:]...)
 	s := spec("mul_mat_vec_q4k", wg, params, map[string]string{"ROWS": fmt.Sprint(rows), "ACC": fmt.Sprint(rows),
-		"RED": fmt.Sprint(rows * wg)}, ops...)
+		"RED": fmt.Sprint(rows * wg)}, words...)
 	groups := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
 	return Dispatch{Spec: s, Tensors: tensors, Params: params, Grid: grid1D(groups, l)}
 }

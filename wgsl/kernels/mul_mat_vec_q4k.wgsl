@@ -5,8 +5,8 @@
 // Eight invocations take a block (144 bytes: f16 d, f16 dmin, 12 scale bytes, then 128
 // bytes of quants, nine 16-byte words): invocation c (0..7) reads the block's first word
 // (the same for all eight) and word 1 + c, the quant words 4 h .. 4 h + 3 (h = c % 2) of
-// group j = c / 2 (elements 64 j + 16 h .. of sub-block 2 j in their low nibbles, of
-// sub-block 2 j + 1 in their high ones), so that a SIMD group's weight loads read 512
+// group j = c / 2 (sub-block 2 j's elements 16 h .. 16 h + 15 in their low nibbles,
+// sub-block 2 j + 1's in their high ones), so that a SIMD group's weight loads read 512
 // consecutive bytes of quants. Their SWAR products (mul_mat_vec_swar.wgsl) with the
 // group's activation words 4 h .. 4 h + 3 give each sub-block's integer dot over the
 // invocation's 16 elements; the sub-block's offset term (dmin m_j times the activations'
