@@ -125,12 +125,7 @@ fn stepu(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, v: u32, k: u3
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   formats_init(lid); // tables of quantized formats
-  let g = group_id(wid, nwg);
-  if (g >= mv_groups()) { return; }
-  let w = mv_rows(g);
-  let i0 = w.x;
-  let b2 = w.z;
-  let b3 = w.w;
+#include mul_mat_vec_begin
 #if IDS
   let ev = mv_expert(b2, b3);
   let a = ev.x;

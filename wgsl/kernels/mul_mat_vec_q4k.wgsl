@@ -20,12 +20,7 @@ const WPG = 8u; // quant words of a group of 64 elements (xq: WPG + 1 vectors a 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let g = group_id(wid, nwg);
-  if (g >= mv_groups()) { return; } // the whole workgroup: uniform
-  let w = mv_rows(g);
-  let i0 = w.x;
-  let b2 = w.z;
-  let b3 = w.w;
+#include mul_mat_vec_begin
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
   let col = w.y * (p.K / 64u); // the batch's first group in xq
   let nb = p.K / 256u;

@@ -2,12 +2,7 @@
 // form): the workgroup's rows i0.. of batch (b2, b3), the first element a of its matrix
 // and col of its first src1 column, the invocation's place t among its sixteen and the
 // sixteen j, the blocks nb of a row, and the zeroed sums acc.
-  let g = group_id(wid, nwg);
-  if (g >= mv_groups()) { return; } // the whole workgroup: uniform
-  let w = mv_rows(g);
-  let i0 = w.x;
-  let b2 = w.z;
-  let b3 = w.w;
+#include mul_mat_vec_begin
   let a = (b2 / p.R2) * p.A.z + (b3 / p.R3) * p.A.w;
   let col = b2 * p.B.z + b3 * p.B.w;
   let t = lid & 15u;
