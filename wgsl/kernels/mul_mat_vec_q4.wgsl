@@ -421,8 +421,13 @@ fn q6_group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u3
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   formats_init(lid);
-#include mul_mat_vec_begin
+  let g = group_id(wid, nwg);
+  if (g >= mv_groups()) { return; } // the whole workgroup: uniform
+  let w = mv_rows(g);
+  let i0 = w.x;
   let bt = w.y;
+  let b2 = w.z;
+  let b3 = w.w;
 #if IDS
   let ev = mv_expert(b2, b3);
   let a = ev.x;
