@@ -163,8 +163,8 @@ gw_device *gw_open(WGPUAdapter adapter, const WGPULimits *limits, int timestamps
 // counter reaching seq) says done, the device is lost, or timeout_ms pass. wgpuDevicePoll
 // (wait=true) gives up after 5 s and then recycles command pools the driver may still be
 // running (CPU drivers crash on long submissions that way), so it is never used: the device
-// is polled without waiting, yielding for up to d->spin_us, then sleeping a little. what names the wait
-// in the reason recorded when it times out.
+// is polled without waiting, yielding for up to d->spin_us, then sleeping a little. what
+// names the wait in the reason recorded when it times out.
 static int wait_until(gw_device *d, const volatile int *flag, uint64_t seq, uint64_t timeout_ms, const char *what) {
     uint64_t deadline = deadline_after(timeout_ms);
     uint64_t start_ns = now_ns();

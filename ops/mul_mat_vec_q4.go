@@ -158,6 +158,14 @@ func swarShape(m, tasks uint32, mats, cols, wpg int, xq bool, l *Limits) (rows, 
 			wg *= 2
 		}
 	}
+	return swarFit(rows, wg, mats, cols, l)
+}
+
+// swarFit returns an integer mat-vec kernel's rows per workgroup and workgroup size from
+// its defaults rows and wg, with Limits' overrides (SwarRows; SwarWG: a power of two),
+// halved until the workgroup's partial sums (mats x cols x rows of each invocation) fit
+// its storage.
+func swarFit(rows, wg, mats, cols int, l *Limits) (int, int) {
 	if l.SwarRows > 0 && l.SwarRows <= 64 {
 		rows = l.SwarRows
 	}
@@ -417,6 +425,10 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	if head && l.SwarRows == 0 {
 		rows = q6kXQRows
 	}
+	wide := xq && ids == nil && len(ws) == 1 && p.N == 1 && q4kWide(ws[0], p.M*p.Batches, l)
+	if wide {
+		rows, wg = swarFit(q4kWideRows, q4kWideWG, 1, 1, l)
+	}
 	layout := map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
 		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "BYTES": flag(f.ByteQuants()),
 		"FP4": flag(f.FP4Quants()), "LEVELS": flag(f.LevelQuants()),
@@ -449,18 +461,20 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	}
 	operands = append(operands, out("dst", dst))
 	tensors = append(tensors, dst)
-	if xq && ids == nil && len(ws) == 1 && p.N == 1 && q4kWide(ws[0], p.M*p.Batches, l) {
-		return append(ds, q4kWideDispatch(ws[0], operands, tensors, p, params, l))
+	var s *wgsl.Spec
+	if wide {
+		s = q4kWideSpec(ws[0], operands, params, rows, wg)
+	} else {
+		acc := len(ws) * rows * int(p.N)
+		defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "NIBBLES": flag(!q6k), "XQ": flag(xq),
+			"SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2), "IDS": flag(ids != nil),
+			"PRELOAD": flag(!xq && swarPreload(half, len(ws))), "QW": fmt.Sprint(rows * wpg),
+			"ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
+		for k, v := range layout {
+			defs[k] = v
+		}
+		s = spec("mul_mat_vec_q4", wg, params, defs, operands...)
 	}
-	acc := len(ws) * rows * int(p.N)
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "NIBBLES": flag(!q6k), "XQ": flag(xq),
-		"SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2), "IDS": flag(ids != nil),
-		"PRELOAD": flag(!xq && swarPreload(half, len(ws))), "QW": fmt.Sprint(rows * wpg),
-		"ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
-	for k, v := range layout {
-		defs[k] = v
-	}
-	s := spec("mul_mat_vec_q4", wg, params, defs, operands...)
 	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
 	return append(ds, Dispatch{Spec: s, Tensors: tensors, Params: params, Grid: grid1D(blocks, l)})
 }

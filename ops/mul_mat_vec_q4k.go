@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
 
 // The Q4_K mat-vec with 16-byte weight loads (mul_mat_vec_q4k.wgsl): single products of
@@ -40,19 +41,10 @@ func q4kWide(a *tensor.Tensor, m uint32, l *Limits) bool {
 		l.StorageAlign > 0 && l.StorageAlign%16 == 0
 }
 
-// q4kWideDispatch returns the kernel's dispatch for the integer mat-vec's operands (src0,
-// xq, dst) and tensors, with Limits' overrides of the integer mat-vec's shape.
-func q4kWideDispatch(a *tensor.Tensor, operands []wgslOperand, tensors []*tensor.Tensor, p mulMatParams, params any, l *Limits) Dispatch {
-	rows, wg := q4kWideRows, q4kWideWG
-	if l.SwarRows > 0 && l.SwarRows <= 64 {
-		rows = l.SwarRows
-	}
-	if w := l.SwarWG; w >= 32 && w <= 256 && w&(w-1) == 0 {
-		wg = w
-	}
+// q4kWideSpec returns the kernel's spec of rows rows by wg invocations a workgroup
+// (swarFit of q4kWideRows, q4kWideWG) for the integer mat-vec's operands (src0, xq, dst).
+func q4kWideSpec(a *tensor.Tensor, operands []wgslOperand, params any, rows, wg int) *wgsl.Spec {
 	words := append([]wgslOperand{{Name: "src0", Type: mustFormat(a), Vec16: true}}, operands[1:]...)
-	s := spec("mul_mat_vec_q4k", wg, params, map[string]string{"ROWS": fmt.Sprint(rows), "ACC": fmt.Sprint(rows),
+	return spec("mul_mat_vec_q4k", wg, params, map[string]string{"ROWS": fmt.Sprint(rows), "ACC": fmt.Sprint(rows),
 		"RED": fmt.Sprint(rows * wg)}, words...)
-	groups := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
-	return Dispatch{Spec: s, Tensors: tensors, Params: params, Grid: grid1D(groups, l)}
 }
