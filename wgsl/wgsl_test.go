@@ -286,3 +286,25 @@ func TestParamsConstants(t *testing.T) {
 	_, err = paramsConst(reflect.TypeOf(arrayParams{}), ops, slot)
 	require.ErrorContains(t, err, "non-finite")
 }
+
+// TestVec16Operands: a read quantized operand taken as 16-byte words is declared an array
+// of vec4<u32> with NAME_v16 and none of the format's accessors, keys its own pipeline,
+// and is refused for a written or unquantized operand.
+func TestVec16Operands(t *testing.T) {
+	spec := func(src0 Operand) *Spec {
+		return &Spec{Kernel: "binary", Defines: map[string]string{"OP": "+"}, Operands: []Operand{
+			src0, {Name: "src1", Type: F32}, {Name: "dst", Type: F32, Written: true}},
+			Params: reflect.TypeOf(struct{ N uint32 }{}), Workgroup: 64}
+	}
+	words := spec(Operand{Name: "src0", Type: Q4_K, Vec16: true, ReadOnly: true})
+	require.NotEqual(t, spec(Operand{Name: "src0", Type: Q4_K, Vec: true, ReadOnly: true}).Key(), words.Key())
+	src, err := Source(words)
+	require.NoError(t, err)
+	require.Contains(t, src, "@binding(1) var<storage, read> src0: array<vec4<u32>>;")
+	require.Contains(t, src, "fn src0_v16(v: u32) -> vec4<u32> { return src0[v]; }")
+	require.NotContains(t, src, "fn src0_get8(")
+	_, err = Source(spec(Operand{Name: "src0", Type: F32, Vec16: true}))
+	require.ErrorContains(t, err, "only read quantized operands")
+	_, err = Source(spec(Operand{Name: "src0", Type: Q4_K, Vec16: true, Written: true}))
+	require.ErrorContains(t, err, "only read quantized operands")
+}
