@@ -53,6 +53,7 @@ func Cases() []*Case {
 	cs = append(cs, normRegCases()...)
 	cs = append(cs, faReduceCases()...)
 	cs = append(cs, mulMatSwarCases()...)
+	cs = append(cs, normGateCases()...)
 	return append(cs, placedCases(cs)...)
 }
 

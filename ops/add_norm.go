@@ -50,5 +50,5 @@ func guardAddNormMul(n []*tensor.Tensor, l *Limits) bool {
 
 // lowerAddNormMul lowers the triple as one dispatch that writes add and mul.
 func lowerAddNormMul(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
-	return normDispatch(n[0], n[1], n[2].Src[1], n[2], l), nil
+	return normDispatch(n[0], n[1], n[2].Src[1], n[2], nil, l), nil
 }

@@ -445,7 +445,7 @@ func lowerMatVecGLU(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	if q6kApplies(wg, x, p, l) && q6kApplies(wu, x, p, l) && p.N <= q6kGateMaxCols {
 		return []Dispatch{matVecQ6K(p, []*tensor.Tensor{wg, wu, x, glu}, l)}, nil
 	}
-	if swarApplies(wg, x, p, l) && swarFormat(wu) > 0 && p.N <= swarGateCols(wg.Type) && swarXQFits(wg, p) {
+	if swarGLUApplies(wg, wu, x, p, l) {
 		return matVecQ4([]*tensor.Tensor{wg, wu}, x, glu, p, l), nil
 	}
 	operands := []wgslOperand{in("src0", wg), in("src0b", wu), in("src1", x), out("dst", glu)}

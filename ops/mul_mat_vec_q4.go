@@ -228,6 +228,13 @@ func swarFormat(a *tensor.Tensor) int {
 // swarCols) for the nibble formats and Q8_0 only, from Limits.SwarColsMin weights where
 // set; Q8_0's output heads only unless Limits.SwarMin is set (swarQ8MinRows).
 func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
+	return swarAppliesMats(a, b, p, 1, l)
+}
+
+// swarAppliesMats is swarApplies for mats matrices of a's type and shape by the same
+// columns (the feed-forward gate's two: swarGLUApplies), whose weights all count towards
+// the threshold, as the columns' quantization serves them all.
+func swarAppliesMats(a, b *tensor.Tensor, p mulMatParams, mats int, l *Limits) bool {
 	half := swarFormat(a)
 	least := uint64(swarMinDefault)
 	switch {
@@ -250,7 +257,18 @@ func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 			least = uint64(l.SwarColsMin)
 		}
 	}
-	return !l.SwarOff && p.N >= 1 && half > 0 && vectorRows(b) && uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
+	return !l.SwarOff && p.N >= 1 && half > 0 && vectorRows(b) && uint64(mats)*uint64(p.M)*uint64(p.Batches)*uint64(p.K) >= least
+}
+
+// swarGLUApplies reports whether the feed-forward gate of weights wg and wu (the same
+// type and shape) by x, product p (of one of them), takes the integer mat-vec's gate form
+// (the XQ form: its columns quantized ahead): both matrices' weights count towards the
+// threshold. On an H100 a 1B Q4_0 decode (gate 8192 x 2048, 2^24 weights each, below
+// swarMinSmallBlocks alone) took 982.7, 982.9 µs of GPU time per graph on the gate form
+// against 999.3, 996.2 on the vectorised kernel (alternating runs, GGML_WGPU_PROFILE=1),
+// with the columns' quantization still a dispatch of its own.
+func swarGLUApplies(wg, wu, x *tensor.Tensor, p mulMatParams, l *Limits) bool {
+	return swarAppliesMats(wg, x, p, 2, l) && swarFormat(wu) > 0 && p.N <= swarGateCols(wg.Type) && swarXQFits(wg, p)
 }
 
 // swarXQFits reports whether the quantized columns of the integer mat-vec's XQ form (its
@@ -429,10 +447,7 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	if wide {
 		rows, wg = swarFit(q4kWideRows, q4kWideWG, 1, 1, l)
 	}
-	layout := map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(wpg),
-		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "BYTES": flag(f.ByteQuants()),
-		"FP4": flag(f.FP4Quants()), "LEVELS": flag(f.LevelQuants()),
-		"HBIT": flag(f.NibbleHighBits()), "HWORD": flag(f.HighBitWord())}
+	layout := swarLayout(ws[0])
 	// the single products with fifth bits on XQ change each row's words once for all
 	// columns (group_lanes, swarCodedCols)
 	layout["LANES"] = flag(xq && len(ws) == 1 && f.NibbleHighBits())
@@ -446,7 +461,7 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	if xq {
 		groups := uint64(p.K) / uint64(8*wpg) * uint64(p.N) * uint64(p.Batches)
 		x := scratchAt(tensor.I32, 0, int64(groups)*int64(4*(wpg+1)))
-		quant := spec("mul_mat_vec_q4_act", swarActWG, p, layout, vec(in("src1", b)), out("dst", x))
+		quant := spec("mul_mat_vec_q4_act", swarActWG, p, layout, vec(in("src1", b)), out("xq", x))
 		ds = append(ds, Dispatch{Spec: quant, Tensors: []*tensor.Tensor{b, x}, Params: p,
 			Grid: grid1D((groups*uint64(wpg)+swarActWG-1)/swarActWG, l)})
 		operands = append(operands, vec(in("xq", x)))
@@ -477,6 +492,18 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	}
 	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
 	return append(ds, Dispatch{Spec: s, Tensors: tensors, Params: params, Grid: grid1D(blocks, l)})
+}
+
+// swarLayout returns the defines of the integer mat-vec's kernels for the layout of
+// weights a (swarFormat), which the kernels that quantize its columns share.
+func swarLayout(a *tensor.Tensor) map[string]string {
+	half := swarFormat(a)
+	q6k := a.Type == tensor.Q6_K
+	f, _ := format(a.Type)
+	return map[string]string{"HALF": fmt.Sprint(half), "WPG": fmt.Sprint(swarWPG(a)),
+		"SPLIT": flag(half == 32 || q6k), "Q6K": flag(q6k), "BYTES": flag(f.ByteQuants()),
+		"FP4": flag(f.FP4Quants()), "LEVELS": flag(f.LevelQuants()),
+		"HBIT": flag(f.NibbleHighBits()), "HWORD": flag(f.HighBitWord())}
 }
 
 // vec returns operand o read a group of elements at a time (wgsl.Operand.Vec).

@@ -47,13 +47,15 @@ func reductionFits(n int64, l *Limits) bool {
 }
 
 func lowerNorm(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
-	return normDispatch(nil, t, nil, t, l), nil
+	return normDispatch(nil, t, nil, t, nil, l), nil
 }
 
 // normDispatch normalises the rows of norm's source into dst, multiplying by w if set.
 // With add (norm's source), the kernel first stores add's sum, row by row, and normalises
 // what it stored.
-func normDispatch(add, norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
+// With xq, the register form also quantizes each result row (a column of the integer
+// gate after it) into xq's scratch memory, in the layout of weights xq.weights.
+func normDispatch(add, norm, w, dst *tensor.Tensor, xq *normXQ, l *Limits) []Dispatch {
 	a := norm.Src[0]
 	ne := dims(dst)
 	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
@@ -85,6 +87,15 @@ func normDispatch(add, norm, w, dst *tensor.Tensor, l *Limits) []Dispatch {
 	}
 	operands = append(operands, out("dst", dst))
 	tensors = append(tensors, dst)
+	defs["XQ"] = flag(xq != nil)
+	if xq != nil {
+		for k, v := range swarLayout(xq.weights) {
+			defs[k] = v
+		}
+		defs["YS"] = fmt.Sprint(dst.Ne[0])
+		operands = append(operands, out("xq", xq.cols))
+		tensors = append(tensors, xq.cols)
+	}
 	wg, e := normGroup(dst.Ne[0], l)
 	defs["REG"], defs["E"], defs["NG"] = "0", fmt.Sprint(e), fmt.Sprint(normPartials(wg))
 	if e > 0 {
@@ -154,5 +165,5 @@ func guardNormMul(n []*tensor.Tensor, l *Limits) bool {
 
 // lowerNormMul lowers the pair as one dispatch that writes only mul.
 func lowerNormMul(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
-	return normDispatch(nil, n[0], n[1].Src[1], n[1], l), nil
+	return normDispatch(nil, n[0], n[1].Src[1], n[1], nil, l), nil
 }

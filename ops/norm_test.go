@@ -51,9 +51,9 @@ func TestNormKernelsCompile(t *testing.T) {
 	for _, n := range []int64{7, 4096, 4097} {
 		for _, op := range []tensor.Op{tensor.OpRMSNorm, tensor.OpNorm, tensor.OpL2Norm} {
 			_, _, w, add, norm, mul := addNormMul(op, n, 2, []int64{n, 2}, []int64{n})
-			forms := [][]Dispatch{normDispatch(nil, norm, nil, norm, l)}
+			forms := [][]Dispatch{normDispatch(nil, norm, nil, norm, nil, l)}
 			if op != tensor.OpL2Norm {
-				forms = append(forms, normDispatch(nil, norm, w, mul, l), normDispatch(add, norm, w, mul, l))
+				forms = append(forms, normDispatch(nil, norm, w, mul, nil, l), normDispatch(add, norm, w, mul, nil, l))
 			}
 			for _, ds := range forms {
 				s := ds[0].Spec

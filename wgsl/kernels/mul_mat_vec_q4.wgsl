@@ -202,6 +202,57 @@ fn column_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, col: u32, gi: u32) 
 #else
 #include mul_mat_vec_q4_quant
 
+// The quantized activations of the group whose first element is src1 element c: the
+// words of its WPG quant words in x, and (dl, sl, dh, sh).
+fn quant_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, c: u32) -> vec4<f32> {
+  var lo: array<vec4<f32>, {{WPG}}>;
+  var hi: array<vec4<f32>, {{WPG}}>;
+  var ml = vec4<f32>(0.0);
+  var mh = vec4<f32>(0.0);
+#if BYTES
+  for (var w = 0u; w < WPG; w = w + 1u) { // word_elem(w) = 8 w, HALF = 4
+    let a = src1_get8(c + 8u * w);
+    lo[w] = a[0];
+    hi[w] = a[1];
+    ml = max(ml, abs(a[0]));
+    mh = max(mh, abs(a[1]));
+  }
+#else
+  for (var w = 0u; w < WPG; w = w + 2u) { // word_elem(w) = 4 w
+    let a = src1_get8(c + 4u * w);
+    let b = src1_get8(c + HALF + 4u * w);
+    lo[w] = a[0];
+    lo[w + 1u] = a[1];
+    hi[w] = b[0];
+    hi[w + 1u] = b[1];
+    ml = max(ml, max(abs(a[0]), abs(a[1])));
+    mh = max(mh, max(abs(b[0]), abs(b[1])));
+  }
+#endif
+  var al = max(max(ml.x, ml.y), max(ml.z, ml.w));
+  var ah = max(max(mh.x, mh.y), max(mh.z, mh.w));
+#if SPLIT
+  // two blocks of 32: the low and the high half's elements
+#else
+  al = max(al, ah); // one block of 32
+  ah = al;
+#endif
+  let il = select(0.0, 127.0 / al, al > 0.0);
+  let ih = select(0.0, 127.0 / ah, ah > 0.0);
+  var sl = vec4<i32>(0);
+  var sh = vec4<i32>(0);
+  for (var w = 0u; w < WPG; w = w + 1u) {
+    let l = round8(lo[w], il);
+    let h = round8(hi[w], ih);
+    sl = sl + l;
+    sh = sh + h;
+    (*x)[w] = quant_word(l, h);
+  }
+  let dl = al / 127.0;
+  let dh = ah / 127.0;
+  return vec4<f32>(dl, dl * if32(sl.x + sl.y + sl.z + sl.w), dh, dh * if32(sh.x + sh.y + sh.z + sh.w));
+}
+
 // Activation group gi of the column that starts at src1 element col, quantized here.
 fn column_group(x: ptr<function, array<vec4<i32>, {{WPG}}>>, col: u32, gi: u32) -> vec4<f32> {
   return quant_group(x, col + group_start(gi));

@@ -14,8 +14,23 @@
 //     memory once; then it stores the sum (ADD), reduces (two barriers a reduction) and
 //     stores the result. No store precedes a load, so no load waits for a store that
 //     might alias it.
+//     With XQ it also quantizes the result for the integer mat-vec's gate form after it
+//     (see below), which then needs no dispatch of its own for that.
 //   - otherwise each invocation loops over its elements: a first pass stores the sum
 //     (ADD), a pass reduces, and a last pass reads the row back and stores the result.
+
+#if XQ
+// The column of the integer mat-vec's XQ form (mul_mat_vec_q4_quant.wgsl), stored besides
+// the result for the feed-forward gate that reads it (the fusion row add+norm+mul+gate):
+// the REG form only, rows of whole groups of the gate's weights' layout (HALF, WPG).
+const HALF = {{HALF}}u;
+const WPG = {{WPG}}u; // quant words per group
+const GROUP = 8u * WPG; // elements per group
+var<workgroup> xq_row: array<f32, {{YS}}>; // the result's row
+
+#include mul_mat_vec_q4_quant
+#include mul_mat_vec_xq_store
+#endif
 
 // The second round of row_sum: one partial sum per group of {{WG}} / {{NG}} invocations.
 var<workgroup> red_part: array<f32, {{NG}}>;
@@ -107,12 +122,36 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endfor
   let scale = norm_scale(row_sum(lid, sq), n);
 #for K {{E}}
+  {
 #if MUL
-  if (lid + {{K}}u * {{WG}}u < p.Ne.x) { dst_set(d + (lid + {{K}}u * {{WG}}u) * p.D.x, x[{{K}}] * scale * w[{{K}}]); }
+    let y = x[{{K}}] * scale * w[{{K}}];
 #else
-  if (lid + {{K}}u * {{WG}}u < p.Ne.x) { dst_set(d + (lid + {{K}}u * {{WG}}u) * p.D.x, x[{{K}}] * scale); }
+    let y = x[{{K}}] * scale;
 #endif
+    if (lid + {{K}}u * {{WG}}u < p.Ne.x) {
+      dst_set(d + (lid + {{K}}u * {{WG}}u) * p.D.x, y);
+#if XQ
+      xq_row[lid + {{K}}u * {{WG}}u] = y;
+#endif
+    }
+  }
 #endfor
+#if XQ
+  // The result quantized as the integer gate after the norm reads its column (row: the
+  // column's index), from workgroup memory, an invocation a quant word.
+  workgroupBarrier();
+  let groups = p.Ne.x / GROUP;
+  let words = groups * WPG;
+  for (var base = 0u; base < words; base = base + {{WG}}u) {
+    let i = base + lid;
+    let q = min(i / WPG, groups - 1u); // invocations past the last word repeat the last group (no stores)
+    let wi = i % WPG;
+    let e = group_start(q) + word_elem(wi);
+    let lo = vec4<f32>(xq_row[e], xq_row[e + 1u], xq_row[e + 2u], xq_row[e + 3u]);
+    let hi = vec4<f32>(xq_row[e + HALF], xq_row[e + HALF + 1u], xq_row[e + HALF + 2u], xq_row[e + HALF + 3u]);
+    xq_store(lid, wi, row * groups + q, lo, hi, i < words);
+  }
+#endif
 }
 #else
 // row_get returns element j of the normalised row that starts at a (strides p.A).

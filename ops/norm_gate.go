@@ -1,0 +1,90 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
+
+// The fused residual sum, norm and feed-forward gate (the fusion row add+norm+mul+gate):
+// llama's ADD -> RMS_NORM -> MUL (ffn_inp, its norm, ffn_norm) followed by the gate and up
+// products of ffn_norm and their SWIGLU, where the gate takes the integer mat-vec's gate
+// form. The norm's dispatch (add+norm+mul, norm.wgsl with XQ) also quantizes each result
+// row as the gate reads its column (mul_mat_vec_xq_store.wgsl), in place of the gate's
+// dispatch that quantizes it: one dependent dispatch less a layer. The result (ffn_norm)
+// is still stored.
+
+// normXQ is the quantized column a norm stores besides its result: the scratch operand
+// cols of the integer gate after it, whose weights give the layout.
+type normXQ struct {
+	cols, weights *tensor.Tensor
+}
+
+// addNormGateRow is the fusion row; it comes before add+norm+mul and mul_mat+mul_mat+glu.
+var addNormGateRow = Fusion{
+	Name: "add+norm+mul+gate",
+	Ops: []OpSet{{tensor.OpAdd}, {tensor.OpRMSNorm, tensor.OpNorm}, {tensor.OpMul},
+		{tensor.OpMulMat}, {tensor.OpMulMat}, {tensor.OpGLU}},
+	Private: []int{1, 3, 4},
+	Guard:   guardAddNormGate,
+	Lower:   lowerAddNormGate,
+	Example: func() []*tensor.Tensor {
+		add := node(tensor.OpAdd, f32(2048, 1), nil, f32(2048, 1), f32(2048, 1))
+		norm := node(tensor.OpRMSNorm, f32(2048, 1), []int32{int32(f32bits(1e-5))}, add)
+		mul := node(tensor.OpMul, f32(2048, 1), nil, norm, f32(2048))
+		up := node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(tensor.Q4_0, 2048, 8192), mul)
+		gate := node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(tensor.Q4_0, 2048, 8192), mul)
+		return []*tensor.Tensor{add, norm, mul, up, gate, node(tensor.OpGLU, f32(8192, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)}
+	},
+}
+
+// guardAddNormGate admits the six nodes where add+norm+mul admits the first three,
+// mul_mat+mul_mat+glu the last three, the products read the MUL's result as their column
+// (each of its rows one column: no batches), the gate takes the integer mat-vec's gate
+// form (swarGLUApplies; not the Q6_K mat-vec's) and the norm its register form with the
+// row in workgroup memory (normXQFits).
+func guardAddNormGate(n []*tensor.Tensor, l *Limits) bool {
+	if !guardAddNormMul(n[:3], l) || !guardMatVecGLU(n[3:], l) {
+		return false
+	}
+	mul, glu := n[2], n[5]
+	gate, up := glu.Src[0], glu.Src[1]
+	if gate.Src[1] != mul || up.Src[1] != mul || mul.Ne[2] != 1 || mul.Ne[3] != 1 {
+		return false
+	}
+	wg, wu := gate.Src[0], up.Src[0]
+	p := mulMatParamsOf(gate)
+	if wg.Type == tensor.Q6_K || q6kApplies(wg, mul, p, l) || !swarGLUApplies(wg, wu, mul, p, l) {
+		return false
+	}
+	return normXQFits(mul.Ne[0], wg, l)
+}
+
+// normXQFits reports whether the norm's register form takes rows of n elements and
+// quantizes them for weights w: rows of whole groups of w's layout, held in workgroup
+// memory beside the exchange of the quantization and the reduction's.
+func normXQFits(n int64, w *tensor.Tensor, l *Limits) bool {
+	wpg := int64(swarWPG(w))
+	wg, e := normGroup(n, l)
+	if wpg == 0 || e == 0 || n%(8*wpg) != 0 || int64(wg)%wpg != 0 {
+		return false
+	}
+	// the row, each invocation's exchange (two 8-byte vectors) and its reduction slot
+	return 4*n+20*int64(wg)+4*int64(normPartials(wg)) <= int64(l.workgroupStorage())
+}
+
+// lowerAddNormGate lowers the six nodes as the norm's dispatch, which stores the sum, the
+// MUL's result and the quantized columns, and the gate form's dispatch that reads them.
+func lowerAddNormGate(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
+	gate, err := lowerMatVecGLU(n[3:], l)
+	if err != nil {
+		return nil, err
+	}
+	if len(gate) != 2 || gate[0].Spec.Kernel != "mul_mat_vec_q4_act" {
+		return nil, fmt.Errorf("add+norm+mul+gate: the gate took %d dispatches, not the integer gate form", len(gate))
+	}
+	// the columns' dispatch's operands: src1, then the quantized columns
+	xq := &normXQ{cols: gate[0].Tensors[1], weights: n[5].Src[0].Src[0]}
+	norm := normDispatch(n[0], n[1], n[2].Src[1], n[2], xq, l)
+	return append(norm, gate[1]), nil
+}

@@ -1,0 +1,93 @@
+package ops
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
+
+// normGateNodes returns llama's ffn_inp, its norm, ffn_norm, the up and gate products of
+// m x k weights of type ty and their SWIGLU, for one column.
+func normGateNodes(ty tensor.Type, m, k int64) []*tensor.Tensor {
+	add := node(tensor.OpAdd, f32(k, 1), nil, f32(k, 1), f32(k, 1))
+	norm := node(tensor.OpRMSNorm, f32(k, 1), []int32{int32(f32bits(1e-5))}, add)
+	mul := node(tensor.OpMul, f32(k, 1), nil, norm, f32(k))
+	up := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(ty, k, m), mul)
+	gate := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(ty, k, m), mul)
+	return []*tensor.Tensor{add, norm, mul, up, gate, node(tensor.OpGLU, f32(m, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)}
+}
+
+// TestAddNormGate checks the fusion row add+norm+mul+gate: where the gate takes the
+// integer mat-vec's gate form, the norm's dispatch stores the quantized column the gate
+// reads, in place of the gate's own quantizing dispatch; elsewhere the row stays out.
+func TestAddNormGate(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxGroupSize: 1024}
+	row := addNormGateRow
+	n := normGateNodes(tensor.Q4_0, 8192, 2048) // a 1B llama's feed-forward
+	require.True(t, row.Applies(n, l))
+	ds, err := row.Lower(n, l)
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	require.Equal(t, "norm", ds[0].Spec.Kernel)
+	require.Equal(t, "1", ds[0].Spec.Defines["XQ"])
+	require.Equal(t, "mul_mat_vec_q4", ds[1].Spec.Kernel)
+	require.Equal(t, "1", ds[1].Spec.Defines["GLU"])
+	// the norm stores the sum, the weighted norm and the columns the gate reads
+	unfused, err := lowerMatVecGLU(n[3:], l)
+	require.NoError(t, err)
+	require.Equal(t, []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}, []string{unfused[0].Spec.Kernel, unfused[1].Spec.Kernel})
+	xq := unfused[0].Tensors[1]
+	require.True(t, IsScratch(xq))
+	var stored []*tensor.Tensor
+	for i, o := range ds[0].Spec.Operands {
+		if o.Written {
+			stored = append(stored, ds[0].Tensors[i])
+		}
+	}
+	require.Len(t, stored, 3)
+	require.Same(t, n[0], stored[0])
+	require.Same(t, n[2], stored[1])
+	require.Equal(t, xq.Loc, stored[2].Loc)
+	require.Equal(t, xq.Extent(), stored[2].Extent())
+	require.Contains(t, ds[1].Tensors, unfused[1].Tensors[2], "the gate reads the columns where the norm stores them")
+	for _, ty := range []tensor.Type{tensor.Q4_1, tensor.Q4_K, tensor.MXFP4, tensor.IQ4_XS, tensor.Q5_K} {
+		require.True(t, row.Applies(normGateNodes(ty, 8192, 2048), l), "%s", ty)
+	}
+
+	// a gate on the vectorised kernel (F16; Q8_0 but heads; Q4_0 of 2^24 weights in all)
+	// or the Q6_K mat-vec keeps its rows
+	for _, c := range []struct {
+		ty   tensor.Type
+		m, k int64
+	}{{tensor.F16, 8192, 2048}, {tensor.Q8_0, 8192, 2048}, {tensor.Q4_0, 4096, 2048}, {tensor.Q6_K, 8192, 2048}} {
+		require.False(t, row.Applies(normGateNodes(c.ty, c.m, c.k), l), "%s %d x %d", c.ty, c.m, c.k)
+	}
+	// the row and its exchange in workgroup memory: 4096 elements need more than 16 KiB
+	require.False(t, row.Applies(normGateNodes(tensor.Q4_K, 14336, 4096), l))
+	big := *l
+	big.MaxWorkgroupStorage = 49152
+	require.True(t, row.Applies(normGateNodes(tensor.Q4_K, 14336, 4096), &big))
+	require.False(t, row.Applies(normGateNodes(tensor.Q4_K, 14336, 16384), &big))
+	// products of another column than the MUL's result
+	other := normGateNodes(tensor.Q4_0, 8192, 2048)
+	x := f32(2048, 1)
+	other[3].Src[1], other[4].Src[1] = x, x
+	require.False(t, row.Applies(other, l))
+}
+
+// TestSwarGLUApplies checks that the gate form counts both matrices' weights against
+// the integer mat-vec's threshold.
+func TestSwarGLUApplies(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535}
+	gate := func(ty tensor.Type, m, k int64) bool {
+		n := normGateNodes(ty, m, k)
+		return swarGLUApplies(n[4].Src[0], n[3].Src[0], n[2], mulMatParamsOf(n[4]), l)
+	}
+	require.True(t, gate(tensor.Q4_0, 8192, 2048))  // 2 x 2^24 = swarMinSmallBlocks
+	require.False(t, gate(tensor.Q4_0, 4096, 2048)) // 2 x 2^23
+	require.True(t, gate(tensor.Q4_K, 4096, 2048))  // 2 x 2^23 = swarMinDefault
+	require.False(t, gate(tensor.Q4_K, 2048, 2048))
+	require.False(t, gate(tensor.F16, 8192, 2048))
+}
