@@ -54,6 +54,7 @@ func Cases() []*Case {
 	cs = append(cs, faReduceCases()...)
 	cs = append(cs, mulMatSwarCases()...)
 	cs = append(cs, normGateCases()...)
+	cs = append(cs, normQKVCases()...)
 	return append(cs, placedCases(cs)...)
 }
 

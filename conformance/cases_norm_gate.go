@@ -49,3 +49,54 @@ func normGateCases() []*Case {
 		normGateCase(tensor.Q4_0, 9, 64, 1), normGateCase(tensor.Q4_K, 9, 256, 1), normGateCase(tensor.Q8_0, 9, 3072, 1),
 		normGateCase(tensor.Q4_0, 20, 2048, 2), normGateCase(tensor.Q4_K, 20, 1024, 4), normGateCase(tensor.MXFP4, 12, 512, 2))
 }
+
+// ---------------------------------------------------------------------------------------
+// GRAPH(add+norm+qkv): llama's residual sum, its norm and weight (l_out, attn_norm), then
+// the Q, V and K projections of the result with the RESHAPEs of Q and V between them, as
+// the fusion row add+norm+mul+qkv computes them: the norm's dispatch quantizes its result
+// and one dispatch of the integer mat-vec computes the three products (ops/norm_gate.go).
+// Each product, the sum and the weighted norm are checked.
+
+// normQKVCase builds the graph for a k-element row, Q weights of mq rows and K and V
+// weights of mkv rows, all of type ta.
+func normQKVCase(ta tensor.Type, mq, mkv, k int64) *Case {
+	return &Case{Name: fmt.Sprintf("GRAPH(add+rms_norm*w+qkv,type=%s,mq=%d,mkv=%d,k=%d)", ta, mq, mkv, k),
+		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			attn, inp := b.New("ffn_out", f32, k, 1), b.New("ffn_inp", f32, k, 1)
+			w := b.New("norm_w", f32, k)
+			b.Init(w, Uniform(0.5, 1.5))
+			wq, wv, wk := b.New("attn_q", ta, k, mq), b.New("attn_v", ta, k, mkv), b.New("attn_k", ta, k, mkv)
+			sum := l.Add(ctx, attn, inp)
+			x := l.Mul(ctx, l.RMSNorm(ctx, sum, 1e-5), w)
+			q := l.MulMat(ctx, wq, x)
+			rq := l.Reshape4D(ctx, q, mq, 1, 1, 1)
+			v := l.MulMat(ctx, wv, x)
+			rv := l.Reshape4D(ctx, v, mkv, 1, 1, 1)
+			kc := l.MulMat(ctx, wk, x)
+			b.Expand(rq)
+			b.Expand(rv)
+			for _, t := range []ggml.Tensor{sum, x} {
+				l.SetOutput(t)
+				b.Check(t)
+			}
+			b.Check(q)
+			b.Check(v)
+			return kc
+		}}
+}
+
+// normQKVCases are the GRAPH(add+norm+qkv) cases: the integer mat-vec's formats at a 1B
+// llama's shapes (row 2048, Q 2048 rows, K and V 512), an 8B's (4096, 4096, 1024) in Q4_0
+// and Q4_K, and rows counts that leave a workgroup's last row past the product's.
+func normQKVCases() []*Case {
+	var cs []*Case
+	for _, ta := range swarTypes {
+		if ta != tensor.Q8_0 {
+			cs = append(cs, normQKVCase(ta, 64, 16, 2048))
+		}
+	}
+	return append(cs, normQKVCase(tensor.Q4_0, 96, 24, 4096), normQKVCase(tensor.Q4_K, 96, 24, 4096),
+		normQKVCase(tensor.Q4_0, 33, 7, 256), normQKVCase(tensor.Q5_K, 17, 9, 512))
+}

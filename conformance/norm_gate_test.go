@@ -50,3 +50,41 @@ func TestConformanceNormGate(t *testing.T) {
 		runSuite(t, openTestEnv(t), append(cs, placedCases(cs)...))
 	})
 }
+
+// TestNormQKVPlans plans the GRAPH(add+norm+qkv) cases as TestNormGatePlans does and
+// checks that each takes the fusion row add+norm+mul+qkv: the norm's dispatch quantizing
+// its result and one dispatch of the integer mat-vec's MULTI form.
+func TestNormQKVPlans(t *testing.T) {
+	env := openTestEnv(t)
+	saved := quickLimits
+	t.Cleanup(func() { quickLimits = saved })
+	quickLimits = append(quickLimits[:0:0], saved...)
+	for i := range quickLimits {
+		quickLimits[i].MaxWorkgroupStorage = 32768
+	}
+	for _, c := range normQKVCases() {
+		keys, err := env.Kernels(c)
+		require.NoError(t, err, c.Name)
+		var norm, multi int
+		for _, k := range keys {
+			switch {
+			case strings.HasPrefix(k, "norm;") && strings.Contains(k, ";XQ=1;"):
+				norm++
+			case strings.HasPrefix(k, "mul_mat_vec_q4;") && strings.Contains(k, ";MULTI=1;"):
+				multi++
+			default:
+				t.Fatalf("%s: %s besides the norm quantizing the column and the MULTI form: %v", c.Name, k, keys)
+			}
+		}
+		require.True(t, norm > 0 && multi > 0, "%s: the norm quantizing the column, the MULTI form: %v", c.Name, keys)
+	}
+}
+
+// TestConformanceNormQKV runs the GRAPH(add+norm+qkv) cases, and again with their results
+// placed by ggml-alloc (placedCases).
+func TestConformanceNormQKV(t *testing.T) {
+	isolated(t, func(t *testing.T) {
+		cs := normQKVCases()
+		runSuite(t, openTestEnv(t), append(cs, placedCases(cs)...))
+	})
+}

@@ -89,6 +89,7 @@ func (f *Fusion) Written(n []*tensor.Tensor) []*tensor.Tensor {
 func Fusions() []Fusion { return fusions }
 
 var fusions = []Fusion{
+	addNormQKVRow,  // llama's l_out, attn_norm and Q, V, K projections
 	addNormGateRow, // llama's ffn_inp, ffn_norm and feed-forward gate
 	ropeRopeSetRowsRowsRow,
 	ropeSetRowsRowsRow,

@@ -460,7 +460,7 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	}
 	if xq {
 		groups := uint64(p.K) / uint64(8*wpg) * uint64(p.N) * uint64(p.Batches)
-		x := scratchAt(tensor.I32, 0, int64(groups)*int64(4*(wpg+1)))
+		x := swarColumns(ws[0], p)
 		quant := spec("mul_mat_vec_q4_act", swarActWG, p, layout, vec(in("src1", b)), out("xq", x))
 		ds = append(ds, Dispatch{Spec: quant, Tensors: []*tensor.Tensor{b, x}, Params: p,
 			Grid: grid1D((groups*uint64(wpg)+swarActWG-1)/swarActWG, l)})
@@ -483,6 +483,7 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 		acc := len(ws) * rows * int(p.N)
 		defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(p.N), "NIBBLES": flag(!q6k), "XQ": flag(xq),
 			"SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2), "IDS": flag(ids != nil),
+			"MULTI": "0", "SRC0C": "0", "PRODUCTS": "1",
 			"PRELOAD": flag(!xq && swarPreload(half, len(ws))), "QW": fmt.Sprint(rows * wpg),
 			"ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
 		for k, v := range layout {
@@ -492,6 +493,62 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	}
 	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
 	return append(ds, Dispatch{Spec: s, Tensors: tensors, Params: params, Grid: grid1D(blocks, l)})
+}
+
+// swarColumns returns the scratch operand of the XQ form's quantized columns of the
+// product p of weights a (every column of every batch, mul_mat_vec_q4_quant.wgsl).
+func swarColumns(a *tensor.Tensor, p mulMatParams) *tensor.Tensor {
+	wpg := swarWPG(a)
+	groups := uint64(p.K) / uint64(8*wpg) * uint64(p.N) * uint64(p.Batches)
+	return scratchAt(tensor.I32, 0, int64(groups)*int64(4*(wpg+1)))
+}
+
+// swarMultiParams are the integer mat-vec's parameters in its MULTI form (several
+// products of one column): mulMatParams (K, the first product's result strides D), and
+// per product m its rows Ms[m], weights' row stride As[m] (elements) and first workgroup
+// Start[m] (Start[products]: all of them), and the results' strides of the second and
+// third products.
+type swarMultiParams struct {
+	mulMatParams
+	Ms, As, Start [4]uint32
+	Db, Dc        [4]uint32
+}
+
+// swarMulti returns the integer mat-vec's MULTI dispatch of the products mms (2 or 3
+// MUL_MATs of one column, weights of one format and row length that swarFormat reads, not
+// Q6_K) on their column quantized at xq (swarColumns).
+func swarMulti(mms []*tensor.Tensor, xq *tensor.Tensor, l *Limits) Dispatch {
+	w0 := mms[0].Src[0]
+	rows, wg := swarFit(swarXQRows, swarXQWG, 1, 1, l)
+	p := swarMultiParams{mulMatParams: mulMatParamsOf(mms[0])}
+	names := []string{"src0", "src0b", "src0c"}
+	results := []string{"dst", "dstb", "dstc"}
+	var operands, outs []wgslOperand
+	var tensors, dsts []*tensor.Tensor
+	groups := uint32(0)
+	for i, mm := range mms {
+		w := mm.Src[0]
+		operands, tensors = append(operands, vec(in(names[i], w))), append(tensors, w)
+		outs, dsts = append(outs, out(results[i], mm)), append(dsts, mm)
+		p.Ms[i], p.As[i], p.Start[i] = uint32(mm.Ne[0]), strides(w)[1], groups
+		groups += (uint32(mm.Ne[0]) + uint32(rows) - 1) / uint32(rows)
+	}
+	p.Start[len(mms)] = groups
+	p.Db = strides(mms[1])
+	if len(mms) == 3 {
+		p.Dc = strides(mms[2])
+	}
+	operands, tensors = append(append(operands, vec(in("xq", xq))), outs...), append(append(tensors, xq), dsts...)
+	f, _ := format(w0.Type)
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": "1", "NIBBLES": "1", "XQ": "1",
+		"SRC0B": "1", "SRC0C": flag(len(mms) == 3), "MULTI": "1", "PRODUCTS": fmt.Sprint(len(mms)),
+		"GLU": "0", "IDS": "0", "PRELOAD": "0", "QW": fmt.Sprint(rows * swarWPG(w0)),
+		"ACC": fmt.Sprint(rows), "RED": fmt.Sprint(rows * wg), "LANES": flag(f.NibbleHighBits())}
+	for k, v := range swarLayout(w0) {
+		defs[k] = v
+	}
+	s := spec("mul_mat_vec_q4", wg, p, defs, operands...)
+	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(groups), l)}
 }
 
 // swarLayout returns the defines of the integer mat-vec's kernels for the layout of

@@ -88,3 +88,69 @@ func lowerAddNormGate(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	norm := normDispatch(n[0], n[1], n[2].Src[1], n[2], xq, l)
 	return append(norm, gate[1]), nil
 }
+
+// addNormQKVRow fuses llama's attention input the same way: ADD -> RMS_NORM -> MUL (the
+// previous layer's l_out, attn_norm) followed by the Q, V and K projections of its result
+// (the RESHAPEs of Q and V between them, as mul_mat+view+mul_mat+view+mul_mat takes them).
+// The norm's dispatch quantizes its result, and one dispatch of the integer mat-vec's
+// MULTI form computes the three products on it, where mul_mat_multi.wgsl's vectorised
+// products would dequantize the weights into floats.
+var addNormQKVRow = Fusion{
+	Name: "add+norm+mul+qkv",
+	Ops: []OpSet{{tensor.OpAdd}, {tensor.OpRMSNorm, tensor.OpNorm}, {tensor.OpMul},
+		{tensor.OpMulMat}, viewOps, {tensor.OpMulMat}, viewOps, {tensor.OpMulMat}},
+	Private: []int{1},
+	Guard:   guardAddNormQKV,
+	Lower:   lowerAddNormQKV,
+	Example: func() []*tensor.Tensor {
+		add := node(tensor.OpAdd, f32(2048, 1), nil, f32(2048, 1), f32(2048, 1))
+		norm := node(tensor.OpRMSNorm, f32(2048, 1), []int32{int32(f32bits(1e-5))}, add)
+		mul := node(tensor.OpMul, f32(2048, 1), nil, norm, f32(2048))
+		n := []*tensor.Tensor{add, norm, mul}
+		for i, m := range []int64{2048, 512, 512} {
+			mm := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(tensor.Q4_K, 2048, m), mul)
+			n = append(n, mm)
+			if i < 2 {
+				n = append(n, node(tensor.OpReshape, f32(m/64, 64, 1), nil, mm))
+			}
+		}
+		return n
+	},
+}
+
+// guardAddNormQKV admits the eight nodes where add+norm+mul admits the first three,
+// mul_mat+view+mul_mat+view+mul_mat the rest, the three products read the MUL's result
+// (one column), their weights share a format that the integer mat-vec reads (swarFormat;
+// not Q6_K, whose mat-vec is its own, nor Q8_0, which it takes for output heads only) and
+// a row length, and the norm quantizes the row (normXQFits).
+func guardAddNormQKV(n []*tensor.Tensor, l *Limits) bool {
+	if l.SwarOff || !guardAddNormMul(n[:3], l) || !guardMatVecMulti(n[3:], l) {
+		return false
+	}
+	mul := n[2]
+	mms := multiProducts(n[3:])
+	if len(mms) != 3 || mul.Ne[1] != 1 || mul.Ne[2] != 1 || mul.Ne[3] != 1 {
+		return false
+	}
+	w0 := mms[0].Src[0]
+	for _, mm := range mms {
+		w := mm.Src[0]
+		if mm.Src[1] != mul || w.Type != w0.Type || w.Ne[0] != w0.Ne[0] || swarFormat(w) == 0 {
+			return false
+		}
+	}
+	if w0.Type == tensor.Q6_K || w0.Type == tensor.Q8_0 {
+		return false
+	}
+	return normXQFits(mul.Ne[0], w0, l)
+}
+
+// lowerAddNormQKV lowers the eight nodes as the norm's dispatch, which stores the sum,
+// the MUL's result and the quantized column, and the MULTI dispatch of the three products.
+func lowerAddNormQKV(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
+	mms := multiProducts(n[3:])
+	w0 := mms[0].Src[0]
+	xq := &normXQ{cols: swarColumns(w0, mulMatParamsOf(mms[0])), weights: w0}
+	norm := normDispatch(n[0], n[1], n[2].Src[1], n[2], xq, l)
+	return append(norm, swarMulti(mms, xq.cols, l)), nil
+}

@@ -91,3 +91,64 @@ func TestSwarGLUApplies(t *testing.T) {
 	require.False(t, gate(tensor.Q4_K, 2048, 2048))
 	require.False(t, gate(tensor.F16, 8192, 2048))
 }
+
+// normQKVNodes returns llama's l_out, its norm, attn_norm, and the Q, V and K projections
+// of k-element rows with the RESHAPEs of Q and V between them, weights of types ts (Q, V,
+// K), Q's mq rows, V's and K's mkv.
+func normQKVNodes(ts [3]tensor.Type, mq, mkv, k int64) []*tensor.Tensor {
+	add := node(tensor.OpAdd, f32(k, 1), nil, f32(k, 1), f32(k, 1))
+	norm := node(tensor.OpRMSNorm, f32(k, 1), []int32{int32(f32bits(1e-5))}, add)
+	mul := node(tensor.OpMul, f32(k, 1), nil, norm, f32(k))
+	n := []*tensor.Tensor{add, norm, mul}
+	for i, m := range []int64{mq, mkv, mkv} {
+		mm := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(ts[i], k, m), mul)
+		n = append(n, mm)
+		if i < 2 {
+			n = append(n, node(tensor.OpReshape, f32(m, 1, 1), nil, mm))
+		}
+	}
+	return n
+}
+
+// TestAddNormQKV checks the fusion row add+norm+mul+qkv: the norm's dispatch stores the
+// quantized column, and one MULTI dispatch of the integer mat-vec computes the three
+// products, each product's workgroups after the previous one's.
+func TestAddNormQKV(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxGroupSize: 1024}
+	row := addNormQKVRow
+	q4 := [3]tensor.Type{tensor.Q4_0, tensor.Q4_0, tensor.Q4_0}
+	n := normQKVNodes(q4, 2048, 512, 2048) // a 1B llama's
+	require.True(t, row.Applies(n, l))
+	ds, err := row.Lower(n, l)
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	require.Equal(t, "norm", ds[0].Spec.Kernel)
+	require.Equal(t, "1", ds[0].Spec.Defines["XQ"])
+	m := ds[1]
+	require.Equal(t, "mul_mat_vec_q4", m.Spec.Kernel)
+	require.Equal(t, "1", m.Spec.Defines["MULTI"])
+	require.Equal(t, "3", m.Spec.Defines["PRODUCTS"])
+	xq := ds[0].Tensors[len(ds[0].Tensors)-1]
+	require.True(t, IsScratch(xq))
+	require.Equal(t, []*tensor.Tensor{n[3].Src[0], n[5].Src[0], n[7].Src[0], xq, n[3], n[5], n[7]}, m.Tensors)
+	p := m.Params.(swarMultiParams)
+	rows := uint32(2)
+	require.Equal(t, [4]uint32{2048, 512, 512, 0}, p.Ms)
+	require.Equal(t, [4]uint32{0, 2048 / rows, 2560 / rows, 3072 / rows}, p.Start)
+	require.Equal(t, uint32(3072/rows), m.Grid[0]*m.Grid[1]*m.Grid[2])
+	for _, ty := range []tensor.Type{tensor.Q4_K, tensor.Q5_K, tensor.MXFP4, tensor.IQ4_XS} {
+		require.True(t, row.Applies(normQKVNodes([3]tensor.Type{ty, ty, ty}, 2048, 512, 2048), l), "%s", ty)
+	}
+	// other formats, mixed formats (a Q4_K_M's Q6_K V), the switch
+	for _, ts := range [][3]tensor.Type{{tensor.F16, tensor.F16, tensor.F16}, {tensor.Q8_0, tensor.Q8_0, tensor.Q8_0},
+		{tensor.Q6_K, tensor.Q6_K, tensor.Q6_K}, {tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}} {
+		require.False(t, row.Applies(normQKVNodes(ts, 2048, 512, 2048), l), "%v", ts)
+	}
+	off := *l
+	off.SwarOff = true
+	require.False(t, row.Applies(n, &off))
+	// a product of another column
+	other := normQKVNodes(q4, 2048, 512, 2048)
+	other[7].Src[1] = f32(2048, 1)
+	require.False(t, row.Applies(other, l))
+}

@@ -33,6 +33,12 @@
 // With SRC0B (GLU) a second matrix src0b of the same format, shape and strides (the
 // feed-forward's up projection) is multiplied by the same activations, and the kernel
 // stores silu(src0 . src1) * (src0b . src1).
+// With MULTI (XQ, one column) the dispatch computes PRODUCTS independent products of the
+// column (llama's Q, V and K projections: the fusion row add+norm+mul+qkv), the weights
+// src0, src0b and src0c (one format and row length, each its own rows p.Ms[m] and row
+// stride p.As[m]) into dst, dstb and dstc: workgroups p.Start[m] .. p.Start[m + 1] - 1
+// compute product m, whose task loop is its own instantiation (m a literal), so that
+// the matrix's accessors are chosen when the kernel is compiled.
 // With Q6K the weights are Q6_K's (wgsl/q6k.go): a group is the 64 elements of runs p and
 // p + 2 (HALF = 64 apart) of one half h of a block (its group index 2 h + p), whose 6-bit
 // weights are the low and high nibbles of 8 ql words with bits 2p.. and 2p + 4.. of 8 qh
@@ -54,10 +60,30 @@ const TASK = GROUP;
 const TASK = {{SRC0_UNIT_BLOCKS}}u * GROUP; // elements per task
 #endif
 #if SRC0B
+#if MULTI
+const MATS = 1u; // a workgroup computes one product (m0: task_loop)
+#else
 const MATS = 2u;
+#endif
 #else
 const MATS = 1u;
 #endif
+
+// The rows and row stride (elements) of matrix m.
+fn mrows(m: u32) -> u32 {
+#if MULTI
+  return p.Ms[m];
+#else
+  return p.M;
+#endif
+}
+fn mstride(m: u32) -> u32 {
+#if MULTI
+  return p.As[m];
+#else
+  return p.A.y;
+#endif
+}
 
 #include mul_mat_vec_sum
 #include mul_mat_vec_rows
@@ -138,6 +164,9 @@ fn qhw(m: u32, uw: u32, b: u32, w: u32) -> u32 {
 #if SRC0B
   if (m == 1u) { return src0b_qhwu(uw, b, w); }
 #endif
+#if SRC0C
+  if (m == 2u) { return src0c_qhwu(uw, b, w); }
+#endif
   return src0_qhwu(uw, b, w);
 }
 #endif
@@ -174,17 +203,26 @@ fn unit_word(m: u32, i: u32) -> u32 {
 #if SRC0B
   if (m == 1u) { return src0b_unit_word(i); }
 #endif
+#if SRC0C
+  if (m == 2u) { return src0c_unit_word(i); }
+#endif
   return src0_unit_word(i);
 }
 fn qsw(m: u32, uw: u32, b: u32, g: u32) -> u32 {
 #if SRC0B
   if (m == 1u) { return src0b_qswu(uw, b, g); }
 #endif
+#if SRC0C
+  if (m == 2u) { return src0c_qswu(uw, b, g); }
+#endif
   return src0_qswu(uw, b, g);
 }
 fn affine(m: u32, uw: u32, b: u32, j: u32) -> vec2<f32> {
 #if SRC0B
   if (m == 1u) { return src0b_affineu(uw, b, j); }
+#endif
+#if SRC0C
+  if (m == 2u) { return src0c_affineu(uw, b, j); }
 #endif
   return src0_affineu(uw, b, j);
 }
@@ -272,15 +310,15 @@ fn group_value(fl: vec2<f32>, fh: vec2<f32>, xd: vec4<f32>, d: vec2<i32>) -> f32
 }
 
 // Adds group gg of block blk (a literal) of the unit starting at element u of the ROWS
-// rows from i0 (matrix base a) of every matrix, times activation group gx of column col
-// (column_group), to the partial sums.
-fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, col: u32) {
+// rows from i0 (matrix base a) of every matrix from m0 (MATS of them), times activation
+// group gx of column col (column_group), to the partial sums.
+fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, col: u32, m0: u32) {
 #if PRELOAD
   // Every row's quant words first (one matrix of four words a group: see swarPreload in
   // ops/mul_mat_vec_q4.go), in flight while the activations are quantized.
   var qw: array<u32, {{QW}}>; // ROWS * WPG
   for (var r = 0u; r < ROWS; r = r + 1u) {
-    let uw = unit_word(0u, a + min(i0 + r, p.M - 1u) * p.A.y + u);
+    let uw = unit_word(m0, a + min(i0 + r, mrows(m0) - 1u) * mstride(m0) + u);
     for (var w = 0u; w < WPG; w = w + 1u) { qw[r * WPG + w] = qsw(0u, uw, blk * src0_BLOCK_BYTES, gg * WPG + w); }
   }
 #endif
@@ -290,9 +328,9 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
   {
     var x: array<vec4<i32>, {{WPG}}>;
     let xd = column_group(&x, col + {{C}}u * (p.K / GROUP), gx);
-    for (var m = 0u; m < MATS; m = m + 1u) {
+    for (var m = m0; m < m0 + MATS; m = m + 1u) {
       for (var r = 0u; r < ROWS; r = r + 1u) {
-        let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
+        let uw = unit_word(m, a + min(i0 + r, mrows(m) - 1u) * mstride(m) + u);
         var d = vec2<i32>(0);
 #if BYTES
         for (var w = 0u; w < WPG; w = w + 1u) {
@@ -336,7 +374,7 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
 #endif
 #endif
 #endif
-        let o = (m * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
+        let o = ((m - m0) * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
         let fl = affine(m, uw, b, j);
 #if SPLIT
         let fh = affine(m, uw, b, j + 1u);
@@ -357,12 +395,12 @@ fn group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, 
 // columns quantized ahead (XQ): each row's words are topped with their fifth bits once
 // (hbit_lanes), then multiplied by every column's group in turn (group_rows does it for
 // every column), two words a SWAR accumulator.
-fn group_lanes(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, col: u32) {
+fn group_lanes(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, blk: u32, gg: u32, gx: u32, col: u32, m0: u32) {
   let b = blk * src0_BLOCK_BYTES;
   let j = gg * GROUP / 32u; // the sub-block of the low nibbles
-  for (var m = 0u; m < MATS; m = m + 1u) {
+  for (var m = m0; m < m0 + MATS; m = m + 1u) {
     for (var r = 0u; r < ROWS; r = r + 1u) {
-      let uw = unit_word(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
+      let uw = unit_word(m, a + min(i0 + r, mrows(m) - 1u) * mstride(m) + u);
       var lw: array<vec4<i32>, {{WPG}}>;
       for (var w = 0u; w < WPG; w = w + 1u) { lw[w] = hbit_lanes(m, uw, b, gg, w, qsw(m, uw, b, gg * WPG + w)); }
       let fl = affine(m, uw, b, j);
@@ -381,7 +419,7 @@ fn group_lanes(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32,
           for (var w = w0; w < w0 + 2u; w = w + 1u) { s = s + lanes_dot(lw[w], x[w]); }
           d = d + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
         }
-        let o = (m * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
+        let o = ((m - m0) * ROWS + r) * NCOLS + {{C}}u; // the sum of row r, column C
         (*acc)[o] = (*acc)[o] + group_value(fl, fh, xd, d);
       }
 #endfor
@@ -468,17 +506,57 @@ fn q6_group_rows(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u3
 }
 #endif
 
+// The partial sums of the tasks of invocation lid: the ROWS rows from i0 (matrix base a)
+// of the matrices from m0, by the column at col (xq's slot, or src1's element).
+fn task_loop(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, col: u32, lid: u32, m0: u32) {
+  for (var t = lid; t < p.K / TASK; t = t + {{WG}}u) {
+    let c = t * TASK;
+#if Q6K
+    let u = c - c % 256u;
+    let gg = (c % 256u) / GROUP;
+    q6_group_rows(acc, a, i0, u, gg, t, col);
+#else
+    let u = c - c % src0_UNIT_ELEMS;
+    let gg = (c % src0_BLOCK_ELEMS) / GROUP;
+#for B {{SRC0_UNIT_BLOCKS}}
+#if LANES
+    group_lanes(acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, col, m0);
+#else
+    group_rows(acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, col, m0);
+#endif
+#endfor
+#endif
+  }
+}
+
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   formats_init(lid);
   let g = group_id(wid, nwg);
+#if MULTI
+  if (g >= p.Start[{{PRODUCTS}}]) { return; } // the whole workgroup: uniform
+  var prod = 0u; // the workgroup's product
+#for P {{PRODUCTS}}
+  if (g >= p.Start[{{P}}]) { prod = {{P}}u; }
+#endfor
+  let i0 = (g - p.Start[prod]) * ROWS;
+  let m = mrows(prod);
+  let b2 = 0u;
+  let b3 = 0u;
+  var acc: array<f32, {{ACC}}>;
+  for (var r = 0u; r < {{ACC}}u; r = r + 1u) { acc[r] = 0.0; }
+#for P {{PRODUCTS}}
+  if (prod == {{P}}u) { task_loop(&acc, 0u, i0, 0u, lid, {{P}}u); }
+#endfor
+#else
   if (g >= mv_groups()) { return; } // the whole workgroup: uniform
   let w = mv_rows(g);
   let i0 = w.x;
   let bt = w.y;
   let b2 = w.z;
   let b3 = w.w;
+  let m = p.M;
 #if IDS
   let ev = mv_expert(b2, b3);
   let a = ev.x;
@@ -493,31 +571,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   var acc: array<f32, {{ACC}}>;
   for (var r = 0u; r < {{ACC}}u; r = r + 1u) { acc[r] = 0.0; }
-  for (var t = lid; t < p.K / TASK; t = t + {{WG}}u) {
-    let c = t * TASK;
-#if Q6K
-    let u = c - c % 256u;
-    let gg = (c % 256u) / GROUP;
-    q6_group_rows(&acc, a, i0, u, gg, t, col);
-#else
-    let u = c - c % src0_UNIT_ELEMS;
-    let gg = (c % src0_BLOCK_ELEMS) / GROUP;
-#for B {{SRC0_UNIT_BLOCKS}}
-#if LANES
-    group_lanes(&acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, col);
-#else
-    group_rows(&acc, a, i0, u, {{B}}u, gg, c / GROUP + {{B}}u, col);
+  task_loop(&acc, a, i0, col, lid, 0u);
 #endif
-#endfor
-#endif
-  }
   sum_partials(lid, &acc);
   // sum o = r NCOLS + c is row i0 + r, column c
-  if (lid < ROWS * NCOLS && i0 + lid / NCOLS < p.M) {
+  if (lid < ROWS * NCOLS && i0 + lid / NCOLS < m) {
     var y = red[lid * {{WG}}u];
 #if GLU
     y = silu(y) * red[(ROWS * NCOLS + lid) * {{WG}}u];
 #endif
-    dst_set(offset4(vec4<u32>(i0 + lid / NCOLS, lid % NCOLS, b2, b3), p.D), y);
+    let o = vec4<u32>(i0 + lid / NCOLS, lid % NCOLS, b2, b3);
+#if MULTI
+    if (prod == 0u) { dst_set(offset4(o, p.D), y); }
+    if (prod == 1u) { dstb_set(offset4(o, p.Db), y); }
+#if SRC0C
+    if (prod == 2u) { dstc_set(offset4(o, p.Dc), y); }
+#endif
+#else
+    dst_set(offset4(o, p.D), y);
+#endif
   }
 }
