@@ -29,6 +29,10 @@ import (
 // graph's GPU time 1,339.5, 1,339.5 -> 1,301.0, 1,301.1 µs; single products of many rows
 // now take it too (swarXQMinRows).
 //
+// Its MULTI form computes two or three products of one column quantized by the norm
+// before them (llama's Q, V and K projections: the fusion row add+norm+mul+qkv,
+// norm_gate.go, swarMulti).
+//
 // Products of 2 to 8 columns of Q4_0, Q4_1 and Q4_K weights (several sequences decoded
 // together, speculative drafts) take the same form: the columns quantized once by that
 // dispatch, each weight word's nibbles masked once for every column. On an H100 (µs,

@@ -54,7 +54,7 @@ func lowerNorm(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 // With add (norm's source), the kernel first stores add's sum, row by row, and normalises
 // what it stored.
 // With xq, the register form also quantizes each result row (a column of the integer
-// gate after it) into xq's scratch memory, in the layout of weights xq.weights.
+// mat-vec after it) into xq's scratch memory, in the layout of weights xq.weights.
 func normDispatch(add, norm, w, dst *tensor.Tensor, xq *normXQ, l *Limits) []Dispatch {
 	a := norm.Src[0]
 	ne := dims(dst)

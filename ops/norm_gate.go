@@ -6,16 +6,18 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
-// The fused residual sum, norm and feed-forward gate (the fusion row add+norm+mul+gate):
-// llama's ADD -> RMS_NORM -> MUL (ffn_inp, its norm, ffn_norm) followed by the gate and up
-// products of ffn_norm and their SWIGLU, where the gate takes the integer mat-vec's gate
-// form. The norm's dispatch (add+norm+mul, norm.wgsl with XQ) also quantizes each result
-// row as the gate reads its column (mul_mat_vec_xq_store.wgsl), in place of the gate's
-// dispatch that quantizes it: one dependent dispatch less a layer. The result (ffn_norm)
-// is still stored.
+// A residual sum and norm that feed the integer mat-vec (mul_mat_vec_q4.wgsl) on its XQ
+// form: llama's ADD -> RMS_NORM -> MUL followed by the products of the MUL's result. The
+// norm's dispatch (add+norm+mul, norm.wgsl with XQ) also quantizes each result row as the
+// products read their column (mul_mat_vec_xq_store.wgsl), in place of a dispatch of its
+// own; the result itself is still stored. Two rows:
+//   - add+norm+mul+gate (ffn_inp, ffn_norm, the feed-forward gate and up products and
+//     their SWIGLU on the integer gate form): one dependent dispatch less a layer;
+//   - add+norm+mul+qkv (l_out, attn_norm, the Q, V and K projections): the three products
+//     on the integer kernel's MULTI form, in place of the vectorised mul_mat_multi.wgsl.
 
 // normXQ is the quantized column a norm stores besides its result: the scratch operand
-// cols of the integer gate after it, whose weights give the layout.
+// cols of the integer mat-vec after it, whose weights give the layout.
 type normXQ struct {
 	cols, weights *tensor.Tensor
 }

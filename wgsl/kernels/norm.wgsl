@@ -14,15 +14,16 @@
 //     memory once; then it stores the sum (ADD), reduces (two barriers a reduction) and
 //     stores the result. No store precedes a load, so no load waits for a store that
 //     might alias it.
-//     With XQ it also quantizes the result for the integer mat-vec's gate form after it
-//     (see below), which then needs no dispatch of its own for that.
+//     With XQ it also quantizes the result for the integer mat-vec after it (see below),
+//     which then needs no dispatch of its own for that.
 //   - otherwise each invocation loops over its elements: a first pass stores the sum
 //     (ADD), a pass reduces, and a last pass reads the row back and stores the result.
 
 #if XQ
 // The column of the integer mat-vec's XQ form (mul_mat_vec_q4_quant.wgsl), stored besides
-// the result for the feed-forward gate that reads it (the fusion row add+norm+mul+gate):
-// the REG form only, rows of whole groups of the gate's weights' layout (HALF, WPG).
+// the result for the products that read it (the fusion rows add+norm+mul+gate and
+// add+norm+mul+qkv): the REG form only, rows of whole groups of the products' weights'
+// layout (HALF, WPG).
 const HALF = {{HALF}}u;
 const WPG = {{WPG}}u; // quant words per group
 const GROUP = 8u * WPG; // elements per group
@@ -137,7 +138,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
 #endfor
 #if XQ
-  // The result quantized as the integer gate after the norm reads its column (row: the
+  // The result quantized as the integer mat-vec after the norm reads its column (row: the
   // column's index), from workgroup memory, an invocation a quant word.
   workgroupBarrier();
   let groups = p.Ne.x / GROUP;
