@@ -17,9 +17,9 @@ import (
 // 256, left an NMSE of 6e-4 against exact ones.)
 
 // normGateCase builds the graph for k-element rows, n columns (decode: 1) and m x k gate
-// and up weights of type ta.
-func normGateCase(ta tensor.Type, m, k, n int64) *Case {
-	return &Case{Name: fmt.Sprintf("GRAPH(add+rms_norm*w+ffn_swiglu,type=%s,m=%d,n=%d,k=%d)", ta, m, n, k),
+// and up weights of type ta; norm is "rms_norm" or "norm".
+func normGateCase(norm string, ta tensor.Type, m, k, n int64) *Case {
+	return &Case{Name: fmt.Sprintf("GRAPH(add+%s*w+ffn_swiglu,type=%s,m=%d,n=%d,k=%d)", norm, ta, m, n, k),
 		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
 		Build: func(b *Builder) ggml.Tensor {
 			l, ctx := b.L, b.Ctx
@@ -28,7 +28,7 @@ func normGateCase(ta tensor.Type, m, k, n int64) *Case {
 			b.Init(w, Uniform(0.5, 1.5)) // positive, as a model's norm weights
 			gate, up := b.New("w_gate", ta, k, m), b.New("w_up", ta, k, m)
 			sum := l.Add(ctx, attn, inp)
-			x := l.Mul(ctx, l.RMSNorm(ctx, sum, 1e-5), w)
+			x := l.Mul(ctx, normOf(b, norm, sum), w)
 			l.SetOutput(x)
 			b.Check(x)
 			l.SetOutput(sum)
@@ -37,17 +37,28 @@ func normGateCase(ta tensor.Type, m, k, n int64) *Case {
 		}}
 }
 
+// normOf is NORM (norm "norm") or RMS_NORM of x.
+func normOf(b *Builder, norm string, x ggml.Tensor) ggml.Tensor {
+	if norm == "norm" {
+		return b.L.Norm(b.Ctx, x, 1e-5)
+	}
+	return b.L.RMSNorm(b.Ctx, x, 1e-5)
+}
+
 // normGateCases are the GRAPH(add+norm+gate) cases: every format of the integer
 // mat-vec's gate form at a decode's row of 2048 (a 1B llama's), Q4_0 and Q4_K at 4096
-// (8B), rows of one or two groups, a row that is no power of two, and several columns.
+// (8B), rows of one or two groups, a row that is no power of two, several columns, and
+// NORM in place of RMS_NORM.
 func normGateCases() []*Case {
 	var cs []*Case
 	for _, ta := range swarTypes {
-		cs = append(cs, normGateCase(ta, 40, 2048, 1))
+		cs = append(cs, normGateCase("rms_norm", ta, 40, 2048, 1))
 	}
-	return append(cs, normGateCase(tensor.Q4_0, 24, 4096, 1), normGateCase(tensor.Q4_K, 24, 4096, 1),
-		normGateCase(tensor.Q4_0, 9, 64, 1), normGateCase(tensor.Q4_K, 9, 256, 1), normGateCase(tensor.Q8_0, 9, 3072, 1),
-		normGateCase(tensor.Q4_0, 20, 2048, 2), normGateCase(tensor.Q4_K, 20, 1024, 4), normGateCase(tensor.MXFP4, 12, 512, 2))
+	return append(cs, normGateCase("rms_norm", tensor.Q4_0, 24, 4096, 1), normGateCase("rms_norm", tensor.Q4_K, 24, 4096, 1),
+		normGateCase("rms_norm", tensor.Q4_0, 9, 64, 1), normGateCase("rms_norm", tensor.Q4_K, 9, 256, 1),
+		normGateCase("rms_norm", tensor.Q8_0, 9, 3072, 1), normGateCase("rms_norm", tensor.Q4_0, 20, 2048, 2),
+		normGateCase("rms_norm", tensor.Q4_K, 20, 1024, 4), normGateCase("rms_norm", tensor.MXFP4, 12, 512, 2),
+		normGateCase("norm", tensor.Q4_K, 16, 2048, 1))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -58,9 +69,9 @@ func normGateCases() []*Case {
 // Each product, the sum and the weighted norm are checked.
 
 // normQKVCase builds the graph for a k-element row, Q weights of mq rows and K and V
-// weights of mkv rows, all of type ta.
-func normQKVCase(ta tensor.Type, mq, mkv, k int64) *Case {
-	return &Case{Name: fmt.Sprintf("GRAPH(add+rms_norm*w+qkv,type=%s,mq=%d,mkv=%d,k=%d)", ta, mq, mkv, k),
+// weights of mkv rows, all of type ta; norm is "rms_norm" or "norm".
+func normQKVCase(norm string, ta tensor.Type, mq, mkv, k int64) *Case {
+	return &Case{Name: fmt.Sprintf("GRAPH(add+%s*w+qkv,type=%s,mq=%d,mkv=%d,k=%d)", norm, ta, mq, mkv, k),
 		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
 		Build: func(b *Builder) ggml.Tensor {
 			l, ctx := b.L, b.Ctx
@@ -69,7 +80,7 @@ func normQKVCase(ta tensor.Type, mq, mkv, k int64) *Case {
 			b.Init(w, Uniform(0.5, 1.5))
 			wq, wv, wk := b.New("attn_q", ta, k, mq), b.New("attn_v", ta, k, mkv), b.New("attn_k", ta, k, mkv)
 			sum := l.Add(ctx, attn, inp)
-			x := l.Mul(ctx, l.RMSNorm(ctx, sum, 1e-5), w)
+			x := l.Mul(ctx, normOf(b, norm, sum), w)
 			q := l.MulMat(ctx, wq, x)
 			rq := l.Reshape4D(ctx, q, mq, 1, 1, 1)
 			v := l.MulMat(ctx, wv, x)
@@ -89,14 +100,16 @@ func normQKVCase(ta tensor.Type, mq, mkv, k int64) *Case {
 
 // normQKVCases are the GRAPH(add+norm+qkv) cases: the integer mat-vec's formats at a 1B
 // llama's shapes (row 2048, Q 2048 rows, K and V 512), an 8B's (4096, 4096, 1024) in Q4_0
-// and Q4_K, and rows counts that leave a workgroup's last row past the product's.
+// and Q4_K, row counts that leave a workgroup's last row past the product's, and NORM in
+// place of RMS_NORM.
 func normQKVCases() []*Case {
 	var cs []*Case
 	for _, ta := range swarTypes {
 		if ta != tensor.Q8_0 {
-			cs = append(cs, normQKVCase(ta, 64, 16, 2048))
+			cs = append(cs, normQKVCase("rms_norm", ta, 64, 16, 2048))
 		}
 	}
-	return append(cs, normQKVCase(tensor.Q4_0, 96, 24, 4096), normQKVCase(tensor.Q4_K, 96, 24, 4096),
-		normQKVCase(tensor.Q4_0, 33, 7, 256), normQKVCase(tensor.Q5_K, 17, 9, 512))
+	return append(cs, normQKVCase("rms_norm", tensor.Q4_0, 96, 24, 4096), normQKVCase("rms_norm", tensor.Q4_K, 96, 24, 4096),
+		normQKVCase("rms_norm", tensor.Q4_0, 33, 7, 256), normQKVCase("rms_norm", tensor.Q5_K, 17, 9, 512),
+		normQKVCase("norm", tensor.Q4_0, 64, 16, 2048))
 }

@@ -1,43 +1,53 @@
 package conformance
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ggml-wgpu/ggml-wgpu/ops"
 )
 
-// TestNormGatePlans plans the GRAPH(add+norm+gate) cases with the integer mat-vec's size
-// threshold at one weight, as TestConformanceNormGate runs them, and 32 KiB of workgroup
-// memory (at 256 invocations a workgroup, the 4096-element rows take the norm's loop over
-// quant words twice), and checks that each
-// takes the fusion row add+norm+mul+gate: the norm's dispatch quantizing its result
-// (XQ=1), the gate form reading it, and no dispatch that quantizes the columns.
-func TestNormGatePlans(t *testing.T) {
+// requireNormFed plans each of cs under quickLimits with set applied, and checks that
+// every pipeline is the norm quantizing its result (XQ=1) or the integer mat-vec with
+// define (its gate form, GLU=1, or MULTI=1), and that both are there.
+func requireNormFed(t *testing.T, cs []*Case, define string, set func(*ops.Limits)) {
 	env := openTestEnv(t)
-	saved := quickLimits
-	t.Cleanup(func() { quickLimits = saved })
-	quickLimits = append(quickLimits[:0:0], saved...)
-	for i := range quickLimits {
-		quickLimits[i].SwarMin = 1
-		quickLimits[i].MaxWorkgroupStorage = 32768 // a 4096-element row and its exchange
+	limits := slices.Clone(quickLimits)
+	for i := range limits {
+		set(&limits[i])
 	}
-	for _, c := range normGateCases() {
-		keys, err := env.Kernels(c)
+	for _, c := range cs {
+		keys, err := env.KernelsUnder(c, limits)
 		require.NoError(t, err, c.Name)
-		var norm, gate int
+		var norm, products int
 		for _, k := range keys {
 			switch {
 			case strings.HasPrefix(k, "norm;") && strings.Contains(k, ";XQ=1;"):
 				norm++
-			case strings.HasPrefix(k, "mul_mat_vec_q4;") && strings.Contains(k, ";GLU=1;"):
-				gate++
+			case strings.HasPrefix(k, "mul_mat_vec_q4;") && strings.Contains(k, ";"+define+";"):
+				products++
 			default:
-				t.Fatalf("%s: %s besides the norm quantizing the column and the gate form: %v", c.Name, k, keys)
+				t.Fatalf("%s: %s besides the norm quantizing the column and the products' %s: %v", c.Name, k, define, keys)
 			}
 		}
-		require.True(t, norm > 0 && gate > 0, "%s: the norm quantizing the column, the gate form: %v", c.Name, keys)
+		require.True(t, norm > 0 && products > 0, "%s: the norm quantizing the column, the products' %s: %v", c.Name, define, keys)
 	}
+}
+
+// TestNormGatePlans plans the GRAPH(add+norm+gate) cases with the integer mat-vec's size
+// threshold at one weight, as TestConformanceNormGate runs them, and 32 KiB of workgroup
+// memory (at 256 invocations a workgroup, the 4096-element rows take the norm's loop over
+// quant words twice), and checks that each takes the fusion row add+norm+mul+gate: the
+// norm's dispatch quantizing its result, the gate form reading it, and no dispatch that
+// quantizes the columns.
+func TestNormGatePlans(t *testing.T) {
+	requireNormFed(t, normGateCases(), "GLU=1", func(l *ops.Limits) {
+		l.SwarMin = 1
+		l.MaxWorkgroupStorage = 32768 // a 4096-element row and its exchange
+	})
 }
 
 // TestConformanceNormGate runs the GRAPH(add+norm+gate) cases on the fused row (the
@@ -51,33 +61,12 @@ func TestConformanceNormGate(t *testing.T) {
 	})
 }
 
-// TestNormQKVPlans plans the GRAPH(add+norm+qkv) cases as TestNormGatePlans does and
-// checks that each takes the fusion row add+norm+mul+qkv: the norm's dispatch quantizing
-// its result and one dispatch of the integer mat-vec's MULTI form.
+// TestNormQKVPlans plans the GRAPH(add+norm+qkv) cases as TestNormGatePlans does (at the
+// default threshold) and checks that each takes the fusion row add+norm+mul+qkv: the
+// norm's dispatch quantizing its result and one dispatch of the integer mat-vec's MULTI
+// form.
 func TestNormQKVPlans(t *testing.T) {
-	env := openTestEnv(t)
-	saved := quickLimits
-	t.Cleanup(func() { quickLimits = saved })
-	quickLimits = append(quickLimits[:0:0], saved...)
-	for i := range quickLimits {
-		quickLimits[i].MaxWorkgroupStorage = 32768
-	}
-	for _, c := range normQKVCases() {
-		keys, err := env.Kernels(c)
-		require.NoError(t, err, c.Name)
-		var norm, multi int
-		for _, k := range keys {
-			switch {
-			case strings.HasPrefix(k, "norm;") && strings.Contains(k, ";XQ=1;"):
-				norm++
-			case strings.HasPrefix(k, "mul_mat_vec_q4;") && strings.Contains(k, ";MULTI=1;"):
-				multi++
-			default:
-				t.Fatalf("%s: %s besides the norm quantizing the column and the MULTI form: %v", c.Name, k, keys)
-			}
-		}
-		require.True(t, norm > 0 && multi > 0, "%s: the norm quantizing the column, the MULTI form: %v", c.Name, keys)
-	}
+	requireNormFed(t, normQKVCases(), "MULTI=1", func(l *ops.Limits) { l.MaxWorkgroupStorage = 32768 })
 }
 
 // TestConformanceNormQKV runs the GRAPH(add+norm+qkv) cases, and again with their results
