@@ -54,6 +54,10 @@ const (
 	// EnvQ4KWide=0 keeps Q4_K products off the mat-vec with 16-byte weight loads (for
 	// comparisons).
 	EnvQ4KWide = "GGML_WGPU_Q4K_WIDE"
+	// EnvNormXQ=0 keeps norms from quantizing their result for the integer mat-vec after
+	// them (ops.Limits.NormXQOff: the fusion rows add+norm+mul+gate and add+norm+mul+qkv),
+	// for comparisons.
+	EnvNormXQ = "GGML_WGPU_NORM_XQ"
 	// EnvSwarXQRows overrides the fewest rows of a single product on the XQ form
 	// (ops.Limits.SwarXQMinRows), for comparisons.
 	EnvSwarXQRows = "GGML_WGPU_SWAR_XQ_ROWS"
@@ -314,6 +318,7 @@ func (d *Device) Limits() ops.Limits {
 		SwarColsMin:       envInt(EnvSwarColsMin),
 		SwarXQ:            os.Getenv(EnvSwarXQ) == "1",
 		Q4KWideOff:        os.Getenv(EnvQ4KWide) == "0",
+		NormXQOff:         os.Getenv(EnvNormXQ) == "0",
 		SwarXQMinRows:     envInt(EnvSwarXQRows),
 		Q6KOff:            os.Getenv(EnvQ6K) == "0",
 		Q6KPairsOff:       os.Getenv(EnvQ6KPairs) == "0",

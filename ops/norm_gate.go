@@ -64,8 +64,12 @@ func guardAddNormGate(n []*tensor.Tensor, l *Limits) bool {
 
 // normXQFits reports whether the norm's register form takes rows of n elements and
 // quantizes them for weights w: rows of whole groups of w's layout, held in workgroup
-// memory beside the exchange of the quantization and the reduction's.
+// memory beside the exchange of the quantization and the reduction's; not where
+// Limits.NormXQOff.
 func normXQFits(n int64, w *tensor.Tensor, l *Limits) bool {
+	if l.NormXQOff {
+		return false
+	}
 	wpg := int64(swarWPG(w))
 	wg, e := normGroup(n, l)
 	if wpg == 0 || e == 0 || n%(8*wpg) != 0 || int64(wg)%wpg != 0 {

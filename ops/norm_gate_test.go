@@ -70,6 +70,8 @@ func TestAddNormGate(t *testing.T) {
 	big.MaxWorkgroupStorage = 49152
 	require.True(t, row.Applies(normGateNodes(tensor.Q4_K, 14336, 4096), &big))
 	require.False(t, row.Applies(normGateNodes(tensor.Q4_K, 14336, 16384), &big))
+	big.NormXQOff = true
+	require.False(t, row.Applies(normGateNodes(tensor.Q4_K, 14336, 4096), &big))
 	// products of another column than the MUL's result
 	other := normGateNodes(tensor.Q4_0, 8192, 2048)
 	x := f32(2048, 1)
@@ -144,9 +146,11 @@ func TestAddNormQKV(t *testing.T) {
 		{tensor.Q6_K, tensor.Q6_K, tensor.Q6_K}, {tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}} {
 		require.False(t, row.Applies(normQKVNodes(ts, 2048, 512, 2048), l), "%v", ts)
 	}
-	off := *l
-	off.SwarOff = true
-	require.False(t, row.Applies(n, &off))
+	for _, set := range []func(*Limits){func(o *Limits) { o.SwarOff = true }, func(o *Limits) { o.NormXQOff = true }} {
+		off := *l
+		set(&off)
+		require.False(t, row.Applies(n, &off))
+	}
 	// a product of another column
 	other := normQKVNodes(q4, 2048, 512, 2048)
 	other[7].Src[1] = f32(2048, 1)

@@ -103,6 +103,9 @@ type Limits struct {
 	// Q4KWideOff keeps Q4_K products off the mat-vec with 16-byte weight loads
 	// (mul_mat_vec_q4k.go), for comparisons.
 	Q4KWideOff bool
+	// NormXQOff keeps norms from quantizing their result for the integer mat-vec after
+	// them (the fusion rows add+norm+mul+gate and add+norm+mul+qkv: norm_gate.go).
+	NormXQOff bool
 }
 
 // workgroupStorage returns MaxWorkgroupStorage, or WebGPU's default (16384 bytes) where
