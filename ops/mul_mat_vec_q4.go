@@ -266,13 +266,18 @@ func swarAppliesMats(a, b *tensor.Tensor, p mulMatParams, mats int, l *Limits) b
 
 // swarGLUApplies reports whether the feed-forward gate of weights wg and wu (the same
 // type and shape) by x, product p (of one of them), takes the integer mat-vec's gate form
-// (the XQ form: its columns quantized ahead): both matrices' weights count towards the
-// threshold. On an H100 a 1B Q4_0 decode (gate 8192 x 2048, 2^24 weights each, below
-// swarMinSmallBlocks alone) took 982.7, 982.9 µs of GPU time per graph on the gate form
-// against 999.3, 996.2 on the vectorised kernel (alternating runs, GGML_WGPU_PROFILE=1),
-// with the columns' quantization still a dispatch of its own.
+// (the XQ form: its columns quantized ahead): of one column, both matrices' weights count
+// towards the threshold. On an H100 a 1B Q4_0 decode (gate 8192 x 2048, 2^24 weights
+// each, below swarMinSmallBlocks alone) took 982.7, 982.9 µs of GPU time per graph on the
+// gate form against 999.3, 996.2 on the vectorised kernel (alternating runs,
+// GGML_WGPU_PROFILE=1), with the columns' quantization still a dispatch of its own.
+// Several columns (not measured so) keep one matrix's weights against it.
 func swarGLUApplies(wg, wu, x *tensor.Tensor, p mulMatParams, l *Limits) bool {
-	return swarAppliesMats(wg, x, p, 2, l) && swarFormat(wu) > 0 && p.N <= swarGateCols(wg.Type) && swarXQFits(wg, p)
+	mats := 1
+	if p.N == 1 {
+		mats = 2
+	}
+	return swarAppliesMats(wg, x, p, mats, l) && swarFormat(wu) > 0 && p.N <= swarGateCols(wg.Type) && swarXQFits(wg, p)
 }
 
 // swarXQFits reports whether the quantized columns of the integer mat-vec's XQ form (its

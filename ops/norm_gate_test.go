@@ -79,8 +79,8 @@ func TestAddNormGate(t *testing.T) {
 	require.False(t, row.Applies(other, l))
 }
 
-// TestSwarGLUApplies checks that the gate form counts both matrices' weights against
-// the integer mat-vec's threshold.
+// TestSwarGLUApplies checks that the gate form of one column counts both matrices'
+// weights against the integer mat-vec's threshold, of several columns one matrix's.
 func TestSwarGLUApplies(t *testing.T) {
 	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535}
 	gate := func(ty tensor.Type, m, k int64) bool {
@@ -92,6 +92,13 @@ func TestSwarGLUApplies(t *testing.T) {
 	require.True(t, gate(tensor.Q4_K, 4096, 2048))  // 2 x 2^23 = swarMinDefault
 	require.False(t, gate(tensor.Q4_K, 2048, 2048))
 	require.False(t, gate(tensor.F16, 8192, 2048))
+	// several columns: one matrix's weights
+	two := normGateNodes(tensor.Q4_0, 8192, 2048)
+	p := mulMatParamsOf(two[4])
+	p.N = 2
+	require.False(t, swarGLUApplies(two[4].Src[0], two[3].Src[0], two[2], p, l))
+	p.M = 16384
+	require.True(t, swarGLUApplies(two[4].Src[0], two[3].Src[0], two[2], p, l))
 }
 
 // normQKVNodes returns llama's l_out, its norm, attn_norm, and the Q, V and K projections
