@@ -290,8 +290,7 @@ func swarXQFits(a *tensor.Tensor, p mulMatParams) bool {
 	if wpg == 0 {
 		return false
 	}
-	bytes := uint64(p.K) / (8 * wpg) * uint64(p.N) * uint64(p.Batches) * 16 * (wpg + 1)
-	return bytes <= ScratchBudget
+	return swarGroups(a, p)*16*(wpg+1) <= ScratchBudget
 }
 
 // swarWPG returns the activation vectors of four words per group of the integer mat-vec
@@ -468,7 +467,7 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 		tensors = append(tensors, ws[1])
 	}
 	if xq {
-		groups := uint64(p.K) / uint64(8*wpg) * uint64(p.N) * uint64(p.Batches)
+		groups := swarGroups(ws[0], p)
 		x := swarColumns(ws[0], p)
 		quant := spec("mul_mat_vec_q4_act", swarActWG, p, layout, vec(in("src1", b)), out("xq", x))
 		ds = append(ds, Dispatch{Spec: quant, Tensors: []*tensor.Tensor{b, x}, Params: p,
@@ -504,12 +503,22 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 	return append(ds, Dispatch{Spec: s, Tensors: tensors, Params: params, Grid: grid1D(blocks, l)})
 }
 
+// swarGroups returns the activation groups (8 swarWPG(a) elements each) of the XQ form's
+// quantized columns of the product p of weights a, over every column and batch (0 where
+// the kernel cannot read a).
+func swarGroups(a *tensor.Tensor, p mulMatParams) uint64 {
+	wpg := uint64(swarWPG(a))
+	if wpg == 0 {
+		return 0
+	}
+	return uint64(p.K) / (8 * wpg) * uint64(p.N) * uint64(p.Batches)
+}
+
 // swarColumns returns the scratch operand of the XQ form's quantized columns of the
-// product p of weights a (every column of every batch, mul_mat_vec_q4_quant.wgsl).
+// product p of weights a (swarGroups' groups of WPG + 1 vectors of 4 words,
+// mul_mat_vec_q4_quant.wgsl).
 func swarColumns(a *tensor.Tensor, p mulMatParams) *tensor.Tensor {
-	wpg := swarWPG(a)
-	groups := uint64(p.K) / uint64(8*wpg) * uint64(p.N) * uint64(p.Batches)
-	return scratchAt(tensor.I32, 0, int64(groups)*int64(4*(wpg+1)))
+	return scratchAt(tensor.I32, 0, int64(swarGroups(a, p))*int64(4*(swarWPG(a)+1)))
 }
 
 // swarMultiParams are the integer mat-vec's parameters in its MULTI form (several

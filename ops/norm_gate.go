@@ -30,14 +30,24 @@ var addNormGateRow = Fusion{
 	Private: []int{1, 3, 4},
 	Guard:   guardAddNormGate,
 	Lower:   lowerAddNormGate,
-	Example: func() []*tensor.Tensor {
-		add := node(tensor.OpAdd, f32(2048, 1), nil, f32(2048, 1), f32(2048, 1))
-		norm := node(tensor.OpRMSNorm, f32(2048, 1), []int32{int32(f32bits(1e-5))}, add)
-		mul := node(tensor.OpMul, f32(2048, 1), nil, norm, f32(2048))
-		up := node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(tensor.Q4_0, 2048, 8192), mul)
-		gate := node(tensor.OpMulMat, f32(8192, 1), nil, contiguous(tensor.Q4_0, 2048, 8192), mul)
-		return []*tensor.Tensor{add, norm, mul, up, gate, node(tensor.OpGLU, f32(8192, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)}
-	},
+	Example: func() []*tensor.Tensor { return normGateNodes(tensor.Q4_0, 8192, 2048) },
+}
+
+// addNormMulNodes returns llama's residual ADD of one column of k elements, its RMS_NORM
+// and the MUL by the norm's weight: the start of the norm-fed rows' patterns.
+func addNormMulNodes(k int64) []*tensor.Tensor {
+	add := node(tensor.OpAdd, f32(k, 1), nil, f32(k, 1), f32(k, 1))
+	norm := node(tensor.OpRMSNorm, f32(k, 1), []int32{int32(f32bits(1e-5))}, add)
+	return []*tensor.Tensor{add, norm, node(tensor.OpMul, f32(k, 1), nil, norm, f32(k))}
+}
+
+// normGateNodes returns addNormMulNodes(k) followed by the up and gate products of m x k
+// weights of type ty and their SWIGLU: llama's feed-forward (add+norm+mul+gate).
+func normGateNodes(ty tensor.Type, m, k int64) []*tensor.Tensor {
+	n := addNormMulNodes(k)
+	up := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(ty, k, m), n[2])
+	gate := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(ty, k, m), n[2])
+	return append(n, up, gate, node(tensor.OpGLU, f32(m, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up))
 }
 
 // guardAddNormGate admits the six nodes where add+norm+mul admits the first three,
@@ -109,19 +119,24 @@ var addNormQKVRow = Fusion{
 	Guard:   guardAddNormQKV,
 	Lower:   lowerAddNormQKV,
 	Example: func() []*tensor.Tensor {
-		add := node(tensor.OpAdd, f32(2048, 1), nil, f32(2048, 1), f32(2048, 1))
-		norm := node(tensor.OpRMSNorm, f32(2048, 1), []int32{int32(f32bits(1e-5))}, add)
-		mul := node(tensor.OpMul, f32(2048, 1), nil, norm, f32(2048))
-		n := []*tensor.Tensor{add, norm, mul}
-		for i, m := range []int64{2048, 512, 512} {
-			mm := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(tensor.Q4_K, 2048, m), mul)
-			n = append(n, mm)
-			if i < 2 {
-				n = append(n, node(tensor.OpReshape, f32(m/64, 64, 1), nil, mm))
-			}
-		}
-		return n
+		return normQKVNodes([3]tensor.Type{tensor.Q4_K, tensor.Q4_K, tensor.Q4_K}, 2048, 512, 2048)
 	},
+}
+
+// normQKVNodes returns addNormMulNodes(k) followed by the Q, V and K projections of its
+// result with the RESHAPEs of Q and V between them, weights of types ts (Q, V, K), Q's mq
+// rows, V's and K's mkv: llama's attention input (add+norm+mul+qkv).
+func normQKVNodes(ts [3]tensor.Type, mq, mkv, k int64) []*tensor.Tensor {
+	n := addNormMulNodes(k)
+	mul := n[2]
+	for i, m := range []int64{mq, mkv, mkv} {
+		mm := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(ts[i], k, m), mul)
+		n = append(n, mm)
+		if i < 2 {
+			n = append(n, node(tensor.OpReshape, f32(m, 1, 1), nil, mm))
+		}
+	}
+	return n
 }
 
 // guardAddNormQKV admits the eight nodes where add+norm+mul admits the first three,

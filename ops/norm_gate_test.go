@@ -8,15 +8,18 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
-// normGateNodes returns llama's ffn_inp, its norm, ffn_norm, the up and gate products of
-// m x k weights of type ty and their SWIGLU, for one column.
-func normGateNodes(ty tensor.Type, m, k int64) []*tensor.Tensor {
-	add := node(tensor.OpAdd, f32(k, 1), nil, f32(k, 1), f32(k, 1))
-	norm := node(tensor.OpRMSNorm, f32(k, 1), []int32{int32(f32bits(1e-5))}, add)
-	mul := node(tensor.OpMul, f32(k, 1), nil, norm, f32(k))
-	up := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(ty, k, m), mul)
-	gate := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(ty, k, m), mul)
-	return []*tensor.Tensor{add, norm, mul, up, gate, node(tensor.OpGLU, f32(m, 1), []int32{int32(tensor.GLUSwiGLU)}, gate, up)}
+// lowerNormFed checks that row applies to n under l and lowers it to two dispatches, the
+// norm's quantizing its result (XQ) and the integer mat-vec's, which it returns.
+func lowerNormFed(t *testing.T, row Fusion, n []*tensor.Tensor, l *Limits) []Dispatch {
+	t.Helper()
+	require.True(t, row.Applies(n, l))
+	ds, err := row.Lower(n, l)
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	require.Equal(t, "norm", ds[0].Spec.Kernel)
+	require.Equal(t, "1", ds[0].Spec.Defines["XQ"])
+	require.Equal(t, "mul_mat_vec_q4", ds[1].Spec.Kernel)
+	return ds
 }
 
 // TestAddNormGate checks the fusion row add+norm+mul+gate: where the gate takes the
@@ -26,13 +29,7 @@ func TestAddNormGate(t *testing.T) {
 	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxGroupSize: 1024}
 	row := addNormGateRow
 	n := normGateNodes(tensor.Q4_0, 8192, 2048) // a 1B llama's feed-forward
-	require.True(t, row.Applies(n, l))
-	ds, err := row.Lower(n, l)
-	require.NoError(t, err)
-	require.Len(t, ds, 2)
-	require.Equal(t, "norm", ds[0].Spec.Kernel)
-	require.Equal(t, "1", ds[0].Spec.Defines["XQ"])
-	require.Equal(t, "mul_mat_vec_q4", ds[1].Spec.Kernel)
+	ds := lowerNormFed(t, row, n, l)
 	require.Equal(t, "1", ds[1].Spec.Defines["GLU"])
 	// the norm stores the sum, the weighted norm and the columns the gate reads
 	unfused, err := lowerMatVecGLU(n[3:], l)
@@ -101,24 +98,6 @@ func TestSwarGLUApplies(t *testing.T) {
 	require.True(t, swarGLUApplies(two[4].Src[0], two[3].Src[0], two[2], p, l))
 }
 
-// normQKVNodes returns llama's l_out, its norm, attn_norm, and the Q, V and K projections
-// of k-element rows with the RESHAPEs of Q and V between them, weights of types ts (Q, V,
-// K), Q's mq rows, V's and K's mkv.
-func normQKVNodes(ts [3]tensor.Type, mq, mkv, k int64) []*tensor.Tensor {
-	add := node(tensor.OpAdd, f32(k, 1), nil, f32(k, 1), f32(k, 1))
-	norm := node(tensor.OpRMSNorm, f32(k, 1), []int32{int32(f32bits(1e-5))}, add)
-	mul := node(tensor.OpMul, f32(k, 1), nil, norm, f32(k))
-	n := []*tensor.Tensor{add, norm, mul}
-	for i, m := range []int64{mq, mkv, mkv} {
-		mm := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(ts[i], k, m), mul)
-		n = append(n, mm)
-		if i < 2 {
-			n = append(n, node(tensor.OpReshape, f32(m, 1, 1), nil, mm))
-		}
-	}
-	return n
-}
-
 // TestAddNormQKV checks the fusion row add+norm+mul+qkv: the norm's dispatch stores the
 // quantized column, and one MULTI dispatch of the integer mat-vec computes the three
 // products, each product's workgroups after the previous one's.
@@ -127,14 +106,8 @@ func TestAddNormQKV(t *testing.T) {
 	row := addNormQKVRow
 	q4 := [3]tensor.Type{tensor.Q4_0, tensor.Q4_0, tensor.Q4_0}
 	n := normQKVNodes(q4, 2048, 512, 2048) // a 1B llama's
-	require.True(t, row.Applies(n, l))
-	ds, err := row.Lower(n, l)
-	require.NoError(t, err)
-	require.Len(t, ds, 2)
-	require.Equal(t, "norm", ds[0].Spec.Kernel)
-	require.Equal(t, "1", ds[0].Spec.Defines["XQ"])
+	ds := lowerNormFed(t, row, n, l)
 	m := ds[1]
-	require.Equal(t, "mul_mat_vec_q4", m.Spec.Kernel)
 	require.Equal(t, "1", m.Spec.Defines["MULTI"])
 	require.Equal(t, "3", m.Spec.Defines["PRODUCTS"])
 	xq := ds[0].Tensors[len(ds[0].Tensors)-1]

@@ -533,8 +533,8 @@ fn task_loop(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, col: u32,
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   formats_init(lid);
-  let g = group_id(wid, nwg);
 #if MULTI
+  let g = group_id(wid, nwg);
   if (g >= p.Start[{{PRODUCTS}}]) { return; } // the whole workgroup: uniform
   var prod = 0u; // the workgroup's product
 #for P {{PRODUCTS}}
@@ -550,12 +550,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (prod == {{P}}u) { task_loop(&acc, 0u, i0, 0u, lid, {{P}}u); }
 #endfor
 #else
-  if (g >= mv_groups()) { return; } // the whole workgroup: uniform
-  let w = mv_rows(g);
-  let i0 = w.x;
+#include mul_mat_vec_begin
   let bt = w.y;
-  let b2 = w.z;
-  let b3 = w.w;
   let m = p.M;
 #if IDS
   let ev = mv_expert(b2, b3);
