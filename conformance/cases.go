@@ -55,6 +55,7 @@ func Cases() []*Case {
 	cs = append(cs, mulMatSwarCases()...)
 	cs = append(cs, normGateCases()...)
 	cs = append(cs, normQKVCases()...)
+	cs = append(cs, faOutCases()...)
 	return append(cs, placedCases(cs)...)
 }
 

@@ -304,7 +304,7 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	sp := spec("flash_attn", faWG, p, defs, append(ops, out("part", part))...)
 	return []Dispatch{
 		{Spec: sp, Tensors: append(tensors, part), Params: p, Grid: grid},
-		faReduce(t, p, part, l),
+		faReduce(t, p, part, nil, l),
 	}, nil
 }
 
@@ -370,11 +370,12 @@ func faReduceGroup(dv, splits int, l *Limits) (wg, lanes, elems int) {
 }
 
 // faReduce is the dispatch that combines the splits' partial results in part (and the
-// sinks) into dst.
-func faReduce(t *tensor.Tensor, p flashAttnParams, part *tensor.Tensor, l *Limits) Dispatch {
+// sinks) into dst, or with xq (the register form only: flash_attn_xq.go) into the
+// quantized columns xq.cols instead.
+func faReduce(t *tensor.Tensor, p flashAttnParams, part *tensor.Tensor, xq *xqOut, l *Limits) Dispatch {
 	s := t.Src[4]
 	wg, lanes, elems := faReduceGroup(int(p.Dv), int(p.Splits), l)
-	rdefs := map[string]string{"SINKS": "0", "MAXS": fmt.Sprint(faMaxSplits), "REG": "0", "P": fmt.Sprint(lanes), "E": fmt.Sprint(elems)}
+	rdefs := map[string]string{"SINKS": "0", "MAXS": fmt.Sprint(faMaxSplits), "REG": "0", "P": fmt.Sprint(lanes), "E": fmt.Sprint(elems), "XQ": flag(xq != nil)}
 	if elems > 0 {
 		rdefs["REG"] = "1"
 	} else {
@@ -387,7 +388,18 @@ func faReduce(t *tensor.Tensor, p flashAttnParams, part *tensor.Tensor, l *Limit
 		rops = append(rops, in("sinks", s))
 		rtensors = append(rtensors, s)
 	}
-	rs := spec("flash_attn_reduce", wg, p, rdefs, append(rops, out("dst", t))...)
+	result := t
+	if xq != nil {
+		for k, v := range swarLayout(xq.weights) {
+			rdefs[k] = v
+		}
+		rdefs["YS"], rdefs["XQ_ROW"] = fmt.Sprint(p.Dv), "1"
+		rops = append(rops, out("xq", xq.cols))
+		result = xq.cols
+	} else {
+		rops = append(rops, out("dst", t))
+	}
+	rs := spec("flash_attn_reduce", wg, p, rdefs, rops...)
 	dstRows := uint64(p.NHead) * uint64(p.NQ) * uint64(p.NSeq)
-	return Dispatch{Spec: rs, Tensors: append(rtensors, t), Params: p, Grid: grid1D(dstRows, l)}
+	return Dispatch{Spec: rs, Tensors: append(rtensors, result), Params: p, Grid: grid1D(dstRows, l)}
 }

@@ -158,6 +158,6 @@ func lowerFlashAttnTile(t *tensor.Tensor, p flashAttnParams, tl faTiles, l *Limi
 	sp := spec("flash_attn_tile", wg, p, defs, append(ops, out("part", part))...)
 	return []Dispatch{
 		{Spec: sp, Tensors: append(tensors, part), Params: p, Grid: grid},
-		faReduce(t, p, part, l),
+		faReduce(t, p, part, nil, l),
 	}
 }

@@ -95,6 +95,7 @@ var fusions = []Fusion{
 	ropeSetRowsRowsRow,
 	mulMatViewMulMatViewMulMatRow, // llama's Q, V and K projections
 	ropeSetRowsRow,
+	flashAttnMulMatRow, // llama's attention and its output product
 	{
 		// llama's kqv -> kqv_merged -> kqv_out: the matmul stores straight into the
 		// contiguous result.

@@ -55,7 +55,7 @@ func lowerNorm(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 // what it stored.
 // With xq, the register form also quantizes each result row (a column of the integer
 // mat-vec after it) into xq's scratch memory, in the layout of weights xq.weights.
-func normDispatch(add, norm, w, dst *tensor.Tensor, xq *normXQ, l *Limits) []Dispatch {
+func normDispatch(add, norm, w, dst *tensor.Tensor, xq *xqOut, l *Limits) []Dispatch {
 	a := norm.Src[0]
 	ne := dims(dst)
 	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
@@ -92,7 +92,7 @@ func normDispatch(add, norm, w, dst *tensor.Tensor, xq *normXQ, l *Limits) []Dis
 		for k, v := range swarLayout(xq.weights) {
 			defs[k] = v
 		}
-		defs["YS"] = fmt.Sprint(dst.Ne[0])
+		defs["YS"], defs["XQ_ROW"] = fmt.Sprint(dst.Ne[0]), "1"
 		operands = append(operands, out("xq", xq.cols))
 		tensors = append(tensors, xq.cols)
 	}

@@ -16,9 +16,10 @@ import (
 //   - add+norm+mul+qkv (l_out, attn_norm, the Q, V and K projections): the three products
 //     on the integer kernel's MULTI form, in place of the vectorised mul_mat_multi.wgsl.
 
-// normXQ is the quantized column a norm stores besides its result: the scratch operand
-// cols of the integer mat-vec after it, whose weights give the layout.
-type normXQ struct {
+// xqOut is the quantized columns a kernel stores besides its result (a norm) or instead of
+// it (flash attention's reduction): the scratch operand cols of the integer mat-vec after
+// it, whose weights give the layout.
+type xqOut struct {
 	cols, weights *tensor.Tensor
 }
 
@@ -100,7 +101,7 @@ func lowerAddNormGate(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		return nil, fmt.Errorf("add+norm+mul+gate: the gate took %d dispatches, not the integer gate form", len(gate))
 	}
 	// the columns' dispatch's operands: src1, then the quantized columns
-	xq := &normXQ{cols: gate[0].Tensors[1], weights: n[5].Src[0].Src[0]}
+	xq := &xqOut{cols: gate[0].Tensors[1], weights: n[5].Src[0].Src[0]}
 	norm := normDispatch(n[0], n[1], n[2].Src[1], n[2], xq, l)
 	return append(norm, gate[1]), nil
 }
@@ -171,7 +172,7 @@ func guardAddNormQKV(n []*tensor.Tensor, l *Limits) bool {
 func lowerAddNormQKV(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	mms := multiProducts(n[3:])
 	w0 := mms[0].Src[0]
-	xq := &normXQ{cols: swarColumns(w0, mulMatParamsOf(mms[0])), weights: w0}
+	xq := &xqOut{cols: swarColumns(w0, mulMatParamsOf(mms[0])), weights: w0}
 	norm := normDispatch(n[0], n[1], n[2].Src[1], n[2], xq, l)
 	return append(norm, swarMulti(mms, xq.cols, l)), nil
 }

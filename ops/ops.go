@@ -106,6 +106,12 @@ type Limits struct {
 	// NormXQOff keeps norms from quantizing their result for the integer mat-vec after
 	// them (the fusion rows add+norm+mul+gate and add+norm+mul+qkv: norm_gate.go).
 	NormXQOff bool
+	// FAXQOff keeps split flash attention from quantizing its result for the integer
+	// mat-vec after it (the fusion row flash_attn+view+mul_mat: flash_attn_xq.go).
+	FAXQOff bool
+	// FAXQAll lets that row take every product the integer mat-vec can read, those that
+	// take another kernel otherwise included (faProduct), for comparisons.
+	FAXQAll bool
 }
 
 // workgroupStorage returns MaxWorkgroupStorage, or WebGPU's default (16384 bytes) where

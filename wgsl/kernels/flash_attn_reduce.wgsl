@@ -12,6 +12,20 @@
 //   - otherwise: the workgroup first finds the row's max over the splits (each invocation
 //     a share of them), then each split's weight exp(m_s - max) once, into workgroup
 //     memory; then each invocation adds up its columns over the splits.
+// With XQ (the REG form; the fusion row flash_attn+view+mul_mat) the row is not stored
+// but quantized as the integer mat-vec after the attention reads it (mul_mat_vec_q4.wgsl's
+// XQ form: the attention's rows, one after another, are that product's columns), into
+// `xq`: lane 0 puts the row in workgroup memory, then the workgroup quantizes it
+// (xq_store_row), its rows whole groups of the layout.
+
+#if XQ
+const HALF = {{HALF}}u;
+const WPG = {{WPG}}u; // quant words per group
+const GROUP = 8u * WPG; // elements per group
+
+#include mul_mat_vec_q4_quant
+#include mul_mat_vec_xq_store
+#endif
 
 #if REG
 var<workgroup> lane_m: array<f32, {{P}}>; // each lane's max over its splits
@@ -60,7 +74,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   lane_o[lid] = o;
   workgroupBarrier();
+#if XQ
+  if (lane == 0u) {
+#else
   if (lane != 0u) { return; }
+#endif
   var mr = bitcast<f32>(0xff800000u);
   for (var i = 0u; i < {{P}}u; i = i + 1u) { mr = select(mr, max(mr, lane_m[i]), lane_l[i] > 0.0); }
 #if SINKS
@@ -76,7 +94,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if SINKS
   lr = lr + exp(sk - mr);
 #endif
+#if XQ
+  xq_row[d] = select(orow / lr, 0.0, lr == 0.0);
+  }
+  workgroupBarrier();
+  xq_store_row(lid, row, p.Dv);
+#else
   dst_set(row * p.Dv + d, select(orow / lr, 0.0, lr == 0.0));
+#endif
 }
 #else
 var<workgroup> wsplit: array<f32, {{MAXS}}>; // weight of each split

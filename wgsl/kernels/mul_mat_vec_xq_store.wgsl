@@ -1,7 +1,8 @@
 // A column of the integer mat-vec's XQ form (mul_mat_vec_q4.wgsl) quantized into scratch
 // memory, one quant word an invocation: included by the columns' own dispatch
-// (mul_mat_vec_q4_act.wgsl) and by the norm that feeds a feed-forward gate (norm.wgsl with
-// XQ), after mul_mat_vec_q4_quant.wgsl. The kernel binds the i32 words as `xq`. Group q
+// (mul_mat_vec_q4_act.wgsl) and by the kernels whose results the products read as their
+// column (norm.wgsl and flash_attn_reduce.wgsl with XQ: xq_store_row, with XQ_ROW), after
+// mul_mat_vec_q4_quant.wgsl. The kernel binds the i32 words as `xq`. Group q
 // takes WPG + 1 vectors of 4 words from vector q (WPG + 1): its WPG activation vectors,
 // then (dl, sl, dh, sh) as f32 bits. The WPG invocations of a group (consecutive, the
 // first at a multiple of WPG: the workgroup size is a multiple of WPG) exchange their
@@ -46,3 +47,25 @@ fn xq_store(lid: u32, w: u32, q: u32, lo: vec4<f32>, hi: vec4<f32>, live: bool) 
     for (var j = 0u; j < 4u; j = j + 1u) { xq_seti(o + 4u * WPG + j, d[j]); }
   }
 }
+
+#if XQ_ROW
+var<workgroup> xq_row: array<f32, {{YS}}>; // a result row the workgroup quantizes
+
+// xq_store_row quantizes the first n elements of xq_row (whole groups), which the kernel
+// has stored and passed a barrier since, as the groups of row row of the quantized columns
+// (the groups row * n / GROUP ..): an invocation a quant word, looping over them. Every
+// invocation of the workgroup calls it.
+fn xq_store_row(lid: u32, row: u32, n: u32) {
+  let groups = n / GROUP;
+  let words = groups * WPG;
+  for (var base = 0u; base < words; base = base + {{WG}}u) {
+    let i = base + lid;
+    let q = min(i / WPG, groups - 1u); // invocations past the last word repeat the last group (no stores)
+    let wi = i % WPG;
+    let e = group_start(q) + word_elem(wi);
+    let lo = vec4<f32>(xq_row[e], xq_row[e + 1u], xq_row[e + 2u], xq_row[e + 3u]);
+    let hi = vec4<f32>(xq_row[e + HALF], xq_row[e + HALF + 1u], xq_row[e + HALF + 2u], xq_row[e + HALF + 3u]);
+    xq_store(lid, wi, row * groups + q, lo, hi, i < words);
+  }
+}
+#endif

@@ -27,7 +27,6 @@
 const HALF = {{HALF}}u;
 const WPG = {{WPG}}u; // quant words per group
 const GROUP = 8u * WPG; // elements per group
-var<workgroup> xq_row: array<f32, {{YS}}>; // the result's row
 
 #include mul_mat_vec_q4_quant
 #include mul_mat_vec_xq_store
@@ -139,19 +138,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endfor
 #if XQ
   // The result quantized as the integer mat-vec after the norm reads its column (row: the
-  // column's index), from workgroup memory, an invocation a quant word.
+  // column's index), from workgroup memory (xq_row, in mul_mat_vec_xq_store.wgsl).
   workgroupBarrier();
-  let groups = p.Ne.x / GROUP;
-  let words = groups * WPG;
-  for (var base = 0u; base < words; base = base + {{WG}}u) {
-    let i = base + lid;
-    let q = min(i / WPG, groups - 1u); // invocations past the last word repeat the last group (no stores)
-    let wi = i % WPG;
-    let e = group_start(q) + word_elem(wi);
-    let lo = vec4<f32>(xq_row[e], xq_row[e + 1u], xq_row[e + 2u], xq_row[e + 3u]);
-    let hi = vec4<f32>(xq_row[e + HALF], xq_row[e + HALF + 1u], xq_row[e + HALF + 2u], xq_row[e + HALF + 3u]);
-    xq_store(lid, wi, row * groups + q, lo, hi, i < words);
-  }
+  xq_store_row(lid, row, p.Ne.x);
 #endif
 }
 #else
