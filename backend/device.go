@@ -59,9 +59,8 @@ const (
 	// for comparisons.
 	EnvNormXQ = "GGML_WGPU_NORM_XQ"
 	// EnvFAXQ=0 keeps split flash attention from quantizing its result for the integer
-	// mat-vec after it (ops.Limits.FAXQOff: the fusion row flash_attn+view+mul_mat); "all"
-	// lets the row take products that quantize their column in the kernel otherwise
-	// (ops.Limits.FAXQAll), for comparisons.
+	// mat-vec after it (ops.Limits.FAXQOff: the fusion row flash_attn+view+mul_mat), for
+	// comparisons.
 	EnvFAXQ = "GGML_WGPU_FA_XQ"
 	// EnvSwarXQRows overrides the fewest rows of a single product on the XQ form
 	// (ops.Limits.SwarXQMinRows), for comparisons.
@@ -325,7 +324,6 @@ func (d *Device) Limits() ops.Limits {
 		Q4KWideOff:        os.Getenv(EnvQ4KWide) == "0",
 		NormXQOff:         os.Getenv(EnvNormXQ) == "0",
 		FAXQOff:           os.Getenv(EnvFAXQ) == "0",
-		FAXQAll:           os.Getenv(EnvFAXQ) == "all",
 		SwarXQMinRows:     envInt(EnvSwarXQRows),
 		Q6KOff:            os.Getenv(EnvQ6K) == "0",
 		Q6KPairsOff:       os.Getenv(EnvQ6KPairs) == "0",

@@ -8,18 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestFAOutPlans plans the GRAPH(flash_attn+wo) cases under quickLimits with FAXQAll, as
-// TestConformanceFAOut runs them, and checks that each takes the fusion row
+// TestFAOutPlans plans the GRAPH(flash_attn+wo) cases under quickLimits and checks that each takes the fusion row
 // flash_attn+view+mul_mat: the split attention, its reduction quantizing the rows (XQ=1)
 // and the integer mat-vec reading them, with no dispatch that quantizes the column.
 func TestFAOutPlans(t *testing.T) {
 	env := openTestEnv(t)
-	limits := slices.Clone(quickLimits)
-	for i := range limits {
-		limits[i].FAXQAll = true
-	}
 	for _, c := range faOutCases() {
-		keys, err := env.KernelsUnder(c, limits)
+		keys, err := env.KernelsUnder(c, quickLimits)
 		require.NoError(t, err, c.Name)
 		var reduce, products int
 		for _, k := range keys {
@@ -37,11 +32,9 @@ func TestFAOutPlans(t *testing.T) {
 	}
 }
 
-// TestConformanceFAOut runs the GRAPH(flash_attn+wo) cases on the fused row (every
-// product the integer mat-vec reads, GGML_WGPU_FA_XQ=all), and again with their results
+// TestConformanceFAOut runs the GRAPH(flash_attn+wo) cases, and again with their results
 // placed by ggml-alloc (placedCases).
 func TestConformanceFAOut(t *testing.T) {
-	t.Setenv("GGML_WGPU_FA_XQ", "all") // inherited by the child process
 	isolated(t, func(t *testing.T) {
 		cs := faOutCases()
 		runSuite(t, openTestEnv(t), append(cs, placedCases(cs)...))

@@ -50,30 +50,28 @@ func TestFlashAttnMulMat(t *testing.T) {
 			require.Same(t, tt, ds[2].Tensors[i])
 		}
 	}
-	for _, ty := range []tensor.Type{tensor.Q5_K} {
+	for _, ty := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q5_K, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS} {
 		require.True(t, row.Applies(flashAttnMulMatNodes(ty, 128, 32, 8, 4096, 256), l), "%s", ty)
 	}
-	// Q6_K and F16 weights; products on the vectorised kernel (below the integer
-	// mat-vec's thresholds: Q4_0 4096 x 4096, a 1B llama's Q4_K 2048 x 2048) unless
-	// FAXQAll; an attention that does not split (32
-	// positions) or takes the prompt kernel; heads of half a Q4_K group; the switch
+	// products below the integer mat-vec's thresholds (Q4_0 4096 x 4096, a 1B llama's Q4_K
+	// 2048 x 2048), their column quantized for free
+	require.True(t, row.Applies(flashAttnMulMatNodes(tensor.Q4_K, 64, 32, 8, 2048, 256), l))
+	require.True(t, row.Applies(flashAttnMulMatNodes(tensor.Q4_0, 128, 32, 8, 4096, 256), l))
+	// Q6_K, Q8_0 and F16 weights; an attention that does not split (32 positions); heads
+	// of half a Q4_K group; the switch
 	for _, bad := range [][]*tensor.Tensor{
 		flashAttnMulMatNodes(tensor.Q6_K, 128, 32, 8, 4096, 256),
+		flashAttnMulMatNodes(tensor.Q8_0, 128, 32, 8, 4096, 256),
 		flashAttnMulMatNodes(tensor.F16, 128, 32, 8, 4096, 256),
-		flashAttnMulMatNodes(tensor.Q4_0, 128, 32, 8, 4096, 256),
-		flashAttnMulMatNodes(tensor.Q4_K, 64, 32, 8, 2048, 256),
 		flashAttnMulMatNodes(tensor.Q4_K, 128, 32, 8, 4096, 32),
 		flashAttnMulMatNodes(tensor.Q4_K, 32, 128, 8, 4096, 256),
 	} {
 		require.False(t, row.Applies(bad, l), "%s %v", bad[2].Src[0].Type, bad[0].Ne)
 	}
-	all := *l
-	all.FAXQAll = true
-	require.True(t, row.Applies(flashAttnMulMatNodes(tensor.Q4_K, 64, 32, 8, 2048, 256), &all))
-	require.True(t, row.Applies(flashAttnMulMatNodes(tensor.Q4_0, 128, 32, 8, 4096, 256), &all))
 	off := *l
 	off.FAXQOff = true
 	require.False(t, row.Applies(n, &off))
+	// the prompt's attention (16 queries: the tiled kernel)
 	prompt := flashAttnMulMatNodes(tensor.Q4_K, 128, 32, 8, 4096, 256)
 	fa := flashAttnNode(128, 128, 16, 32, 8, 256, tensor.F16, tensor.F16, true, false, 0, 0)
 	prompt[0], prompt[1].Src[0] = fa, fa

@@ -109,9 +109,6 @@ type Limits struct {
 	// FAXQOff keeps split flash attention from quantizing its result for the integer
 	// mat-vec after it (the fusion row flash_attn+view+mul_mat: flash_attn_xq.go).
 	FAXQOff bool
-	// FAXQAll lets that row take every product the integer mat-vec can read, those that
-	// take another kernel otherwise included (faProduct), for comparisons.
-	FAXQAll bool
 }
 
 // workgroupStorage returns MaxWorkgroupStorage, or WebGPU's default (16384 bytes) where
