@@ -71,14 +71,24 @@ func normGateCases() []*Case {
 // normQKVCase builds the graph for a k-element row, Q weights of mq rows and K and V
 // weights of mkv rows, all of type ta; norm is "rms_norm" or "norm".
 func normQKVCase(norm string, ta tensor.Type, mq, mkv, k int64) *Case {
-	return &Case{Name: fmt.Sprintf("GRAPH(add+%s*w+qkv,type=%s,mq=%d,mkv=%d,k=%d)", norm, ta, mq, mkv, k),
-		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
+	return normQKVMixedCase(norm, [3]tensor.Type{ta, ta, ta}, mq, mkv, k)
+}
+
+// normQKVMixedCase is normQKVCase with weights of types ts (Q, V, K); the name gives
+// all three where they differ.
+func normQKVMixedCase(norm string, ts [3]tensor.Type, mq, mkv, k int64) *Case {
+	types := ts[0].String()
+	if ts[1] != ts[0] || ts[2] != ts[0] {
+		types = fmt.Sprintf("%s/%s/%s", ts[0], ts[1], ts[2])
+	}
+	return &Case{Name: fmt.Sprintf("GRAPH(add+%s*w+qkv,type=%s,mq=%d,mkv=%d,k=%d)", norm, types, mq, mkv, k),
+		Op: "GRAPH", Types: types, MaxNMSE: MulMatMaxNMSE,
 		Build: func(b *Builder) ggml.Tensor {
 			l, ctx := b.L, b.Ctx
 			attn, inp := b.New("ffn_out", f32, k, 1), b.New("ffn_inp", f32, k, 1)
 			w := b.New("norm_w", f32, k)
 			b.Init(w, Uniform(0.5, 1.5))
-			wq, wv, wk := b.New("attn_q", ta, k, mq), b.New("attn_v", ta, k, mkv), b.New("attn_k", ta, k, mkv)
+			wq, wv, wk := b.New("attn_q", ts[0], k, mq), b.New("attn_v", ts[1], k, mkv), b.New("attn_k", ts[2], k, mkv)
 			sum := l.Add(ctx, attn, inp)
 			x := l.Mul(ctx, normOf(b, norm, sum), w)
 			q := l.MulMat(ctx, wq, x)
@@ -100,8 +110,9 @@ func normQKVCase(norm string, ta tensor.Type, mq, mkv, k int64) *Case {
 
 // normQKVCases are the GRAPH(add+norm+qkv) cases: the integer mat-vec's formats at a 1B
 // llama's shapes (row 2048, Q 2048 rows, K and V 512), an 8B's (4096, 4096, 1024) in Q4_0
-// and Q4_K, row counts that leave a workgroup's last row past the product's, and NORM in
-// place of RMS_NORM.
+// and Q4_K, row counts that leave a workgroup's last row past the product's, NORM in
+// place of RMS_NORM, and a product of another format (a Q4_K_M's Q6_K V, at the 1B's and
+// the 8B's shapes; a Q6_K K, the last node; an F16 Q).
 func normQKVCases() []*Case {
 	var cs []*Case
 	for _, ta := range swarTypes {
@@ -111,5 +122,9 @@ func normQKVCases() []*Case {
 	}
 	return append(cs, normQKVCase("rms_norm", tensor.Q4_0, 96, 24, 4096), normQKVCase("rms_norm", tensor.Q4_K, 96, 24, 4096),
 		normQKVCase("rms_norm", tensor.Q4_0, 33, 7, 256), normQKVCase("rms_norm", tensor.Q5_K, 17, 9, 512),
-		normQKVCase("norm", tensor.Q4_0, 64, 16, 2048))
+		normQKVCase("norm", tensor.Q4_0, 64, 16, 2048),
+		normQKVMixedCase("rms_norm", [3]tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}, 64, 16, 2048),
+		normQKVMixedCase("rms_norm", [3]tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}, 96, 24, 4096),
+		normQKVMixedCase("rms_norm", [3]tensor.Type{tensor.Q5_K, tensor.Q5_K, tensor.Q6_K}, 33, 7, 512),
+		normQKVMixedCase("rms_norm", [3]tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_0}, 40, 24, 2048))
 }

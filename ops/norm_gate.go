@@ -142,9 +142,11 @@ func normQKVNodes(ts [3]tensor.Type, mq, mkv, k int64) []*tensor.Tensor {
 
 // guardAddNormQKV admits the eight nodes where add+norm+mul admits the first three,
 // mul_mat+view+mul_mat+view+mul_mat the rest, the three products read the MUL's result
-// (one column), their weights share a format that the integer mat-vec reads (swarFormat;
-// not Q6_K, whose mat-vec is its own, nor Q8_0, which it takes for output heads only) and
-// a row length, and the norm quantizes the row (normXQFits).
+// (one column), at least two of them (normQKVSplit) have weights of one format that the
+// integer mat-vec reads (swarFormat; not Q6_K, whose mat-vec is its own, nor Q8_0, which it
+// takes for output heads only) and one row length, the third, if its format differs (a
+// Q4_K_M's Q6_K V), takes a kernel of one dispatch on its own, and the norm quantizes the
+// row (normXQFits).
 func guardAddNormQKV(n []*tensor.Tensor, l *Limits) bool {
 	if l.SwarOff || !guardAddNormMul(n[:3], l) || !guardMatVecMulti(n[3:], l) {
 		return false
@@ -154,25 +156,71 @@ func guardAddNormQKV(n []*tensor.Tensor, l *Limits) bool {
 	if len(mms) != 3 || mul.Ne[1] != 1 || mul.Ne[2] != 1 || mul.Ne[3] != 1 {
 		return false
 	}
-	w0 := mms[0].Src[0]
 	for _, mm := range mms {
-		w := mm.Src[0]
-		if mm.Src[1] != mul || w.Type != w0.Type || w.Ne[0] != w0.Ne[0] || swarFormat(w) == 0 {
+		if mm.Src[1] != mul {
+			return false
+		}
+	}
+	ints, other := normQKVSplit(mms)
+	if len(ints) < 2 {
+		return false
+	}
+	w0 := ints[0].Src[0]
+	for _, mm := range ints {
+		if w := mm.Src[0]; w.Ne[0] != w0.Ne[0] || swarFormat(w) == 0 {
 			return false
 		}
 	}
 	if w0.Type == tensor.Q6_K || w0.Type == tensor.Q8_0 {
 		return false
 	}
+	if other != nil {
+		if ds, err := lowerMulMat(other, l); err != nil || len(ds) != 1 {
+			return false
+		}
+	}
 	return normXQFits(mul.Ne[0], w0, l)
 }
 
+// normQKVSplit parts the products mms (Q, V and K) into those that share the format of
+// the first or the last (the one the products of that format include: Q and K where V
+// alone differs), in their order, and the product of the other format, if one differs;
+// ints is short of two where two formats lack a majority.
+func normQKVSplit(mms []*tensor.Tensor) (ints []*tensor.Tensor, other *tensor.Tensor) {
+	ty := mms[0].Src[0].Type
+	if mms[1].Src[0].Type != ty && mms[2].Src[0].Type != ty {
+		ty = mms[1].Src[0].Type
+	}
+	for _, mm := range mms {
+		if mm.Src[0].Type == ty {
+			ints = append(ints, mm)
+		} else if other == nil {
+			other = mm
+		} else {
+			return nil, nil
+		}
+	}
+	return ints, other
+}
+
 // lowerAddNormQKV lowers the eight nodes as the norm's dispatch, which stores the sum,
-// the MUL's result and the quantized column, and the MULTI dispatch of the three products.
+// the MUL's result and the quantized column, and the MULTI dispatch of the products of
+// one format; a product of another format takes its own kernel on the MUL's result, its
+// dispatch before or after MULTI's so that the last node's is last.
 func lowerAddNormQKV(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
-	mms := multiProducts(n[3:])
-	w0 := mms[0].Src[0]
-	xq := &xqOut{cols: swarColumns(w0, mulMatParamsOf(mms[0])), weights: w0}
-	norm := normDispatch(n[0], n[1], n[2].Src[1], n[2], xq, l)
-	return append(norm, swarMulti(mms, xq.cols, l)), nil
+	ints, other := normQKVSplit(multiProducts(n[3:]))
+	w0 := ints[0].Src[0]
+	xq := &xqOut{cols: swarColumns(w0, mulMatParamsOf(ints[0])), weights: w0}
+	ds := append(normDispatch(n[0], n[1], n[2].Src[1], n[2], xq, l), swarMulti(ints, xq.cols, l))
+	if other == nil {
+		return ds, nil
+	}
+	own, err := lowerMulMat(other, l)
+	if err != nil {
+		return nil, err
+	}
+	if other == n[len(n)-1] {
+		return append(ds, own...), nil
+	}
+	return append(ds[:1], append(own, ds[1])...), nil
 }

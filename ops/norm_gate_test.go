@@ -121,9 +121,37 @@ func TestAddNormQKV(t *testing.T) {
 	for _, ty := range []tensor.Type{tensor.Q4_K, tensor.Q5_K, tensor.MXFP4, tensor.IQ4_XS} {
 		require.True(t, row.Applies(normQKVNodes([3]tensor.Type{ty, ty, ty}, 2048, 512, 2048), l), "%s", ty)
 	}
-	// other formats, mixed formats (a Q4_K_M's Q6_K V), the switch
+	// a product of another format (a Q4_K_M's Q6_K V) takes its own kernel on the norm's
+	// result, its dispatch placed so that the last node's comes last
+	for _, tc := range []struct {
+		ts      [3]tensor.Type
+		kernels []string
+	}{
+		{[3]tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}, []string{"norm", "mul_mat_vec_q6k", "mul_mat_vec_q4"}},
+		{[3]tensor.Type{tensor.Q4_K, tensor.Q4_K, tensor.Q6_K}, []string{"norm", "mul_mat_vec_q4", "mul_mat_vec_q6k"}},
+		{[3]tensor.Type{tensor.Q6_K, tensor.Q4_K, tensor.Q4_K}, []string{"norm", "mul_mat_vec_q6k", "mul_mat_vec_q4"}},
+	} {
+		mixed := normQKVNodes(tc.ts, 2048, 512, 2048)
+		require.True(t, row.Applies(mixed, l), "%v", tc.ts)
+		ds, err := row.Lower(mixed, l)
+		require.NoError(t, err)
+		var kernels []string
+		for _, d := range ds {
+			kernels = append(kernels, d.Spec.Kernel)
+		}
+		require.Equal(t, tc.kernels, kernels, "%v", tc.ts)
+		multi, own := ds[2], ds[1]
+		if multi.Spec.Kernel != "mul_mat_vec_q4" {
+			multi, own = ds[1], ds[2]
+		}
+		require.Equal(t, "2", multi.Spec.Defines["PRODUCTS"])
+		require.Equal(t, tensor.Q6_K, own.Tensors[0].Type)
+		require.Same(t, mixed[2], own.Tensors[1], "the odd product reads the norm's stored result")
+		require.Same(t, mixed[len(mixed)-1], ds[2].Tensors[len(ds[2].Tensors)-1], "the last node's dispatch comes last")
+	}
+	// other formats, three formats, the switch
 	for _, ts := range [][3]tensor.Type{{tensor.F16, tensor.F16, tensor.F16}, {tensor.Q8_0, tensor.Q8_0, tensor.Q8_0},
-		{tensor.Q6_K, tensor.Q6_K, tensor.Q6_K}, {tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}} {
+		{tensor.Q6_K, tensor.Q6_K, tensor.Q6_K}, {tensor.Q4_K, tensor.Q6_K, tensor.Q5_K}, {tensor.Q4_K, tensor.Q8_0, tensor.Q8_0}} {
 		require.False(t, row.Applies(normQKVNodes(ts, 2048, 512, 2048), l), "%v", ts)
 	}
 	for _, set := range []func(*Limits){func(o *Limits) { o.SwarOff = true }, func(o *Limits) { o.NormXQOff = true }} {
