@@ -64,17 +64,22 @@ func TestConformanceNormGate(t *testing.T) {
 	})
 }
 
-// TestNormQKVPlans plans the GRAPH(add+norm+qkv) cases as TestNormGatePlans does (at the
-// default threshold) and checks that each takes the fusion row add+norm+mul+qkv: the
-// norm's dispatch quantizing its result and one dispatch of the integer mat-vec's MULTI
-// form.
+// TestNormQKVPlans plans the GRAPH(add+norm+qkv) cases as TestNormGatePlans does (the
+// size threshold at one weight, which the mixed formats' cases need) and checks that each
+// takes the fusion row add+norm+mul+qkv: the norm's dispatch quantizing its result and
+// one dispatch of the integer mat-vec's MULTI form (and the odd product's).
 func TestNormQKVPlans(t *testing.T) {
-	requireNormFed(t, normQKVCases(), "MULTI=1", func(l *ops.Limits) { l.MaxWorkgroupStorage = 32768 })
+	requireNormFed(t, normQKVCases(), "MULTI=1", func(l *ops.Limits) {
+		l.SwarMin = 1
+		l.MaxWorkgroupStorage = 32768
+	})
 }
 
-// TestConformanceNormQKV runs the GRAPH(add+norm+qkv) cases, and again with their results
-// placed by ggml-alloc (placedCases).
+// TestConformanceNormQKV runs the GRAPH(add+norm+qkv) cases on the fused row (the size
+// threshold at one weight, GGML_WGPU_SWAR_MIN=1), and again with their results placed by
+// ggml-alloc (placedCases).
 func TestConformanceNormQKV(t *testing.T) {
+	t.Setenv("GGML_WGPU_SWAR_MIN", "1") // inherited by the child process
 	isolated(t, func(t *testing.T) {
 		cs := normQKVCases()
 		runSuite(t, openTestEnv(t), append(cs, placedCases(cs)...))

@@ -175,12 +175,34 @@ func guardAddNormQKV(n []*tensor.Tensor, l *Limits) bool {
 		return false
 	}
 	if other != nil {
+		var weights uint64
+		for _, mm := range ints {
+			weights += uint64(mm.Ne[0]) * uint64(mm.Src[0].Ne[0])
+		}
+		least := uint64(normQKVSplitMin)
+		if l.SwarMin > 0 {
+			least = uint64(l.SwarMin)
+		}
+		if weights < least {
+			return false
+		}
 		if ds, err := lowerMulMat(other, l); err != nil || len(ds) != 1 {
 			return false
 		}
 	}
 	return normXQFits(mul.Ne[0], w0, l)
 }
+
+// normQKVSplitMin is the fewest weights of the products of one format for which the row
+// takes a product of another format on its own kernel (Limits.SwarMin where set, as for
+// the integer mat-vec's own threshold): its dispatch costs what the
+// integer MULTI form saves on small products. On an H100 (GPU time per decode graph,
+// GGML_WGPU_PROFILE=1, two alternating runs each, Q4_K_M models whose V is Q6_K:
+// mul_mat_multi.wgsl's three products -> the norm's column for Q and K on MULTI and V on
+// the Q6_K mat-vec): an 8B-class model's (Q and K 5,120 x 4,096 weights) 3,689.0, 3,686.5
+// -> 3,632.9, 3,635.3 µs, but a 1B-class one's (2,560 x 2,048) 1,027.4, 1,023.6 ->
+// 1,075.6, 1,074.1.
+const normQKVSplitMin = 1 << 24
 
 // normQKVSplit parts the products mms (Q, V and K) into those that share the format of
 // the first or the last (the one the products of that format include: Q and K where V

@@ -122,18 +122,25 @@ func TestAddNormQKV(t *testing.T) {
 		require.True(t, row.Applies(normQKVNodes([3]tensor.Type{ty, ty, ty}, 2048, 512, 2048), l), "%s", ty)
 	}
 	// a product of another format (a Q4_K_M's Q6_K V) takes its own kernel on the norm's
-	// result, its dispatch placed so that the last node's comes last
+	// result, its dispatch placed so that the last node's comes last, where the other two
+	// products hold normQKVSplitMin weights (an 8B llama's; a 1B's stay out)
+	require.False(t, row.Applies(normQKVNodes([3]tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}, 2048, 512, 2048), l))
+	big := *l
+	big.MaxWorkgroupStorage = 49152 // an 8B's row of 4096
+	require.False(t, row.Applies(normQKVNodes([3]tensor.Type{tensor.Q6_K, tensor.Q4_K, tensor.Q4_K}, 4096, 1024, 4096), &big), "K and V alone")
+	small := *l
+	small.SwarMin = 1
+	require.True(t, row.Applies(normQKVNodes([3]tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}, 2048, 512, 2048), &small), "SwarMin sets the threshold")
 	for _, tc := range []struct {
 		ts      [3]tensor.Type
 		kernels []string
 	}{
 		{[3]tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}, []string{"norm", "mul_mat_vec_q6k", "mul_mat_vec_q4"}},
 		{[3]tensor.Type{tensor.Q4_K, tensor.Q4_K, tensor.Q6_K}, []string{"norm", "mul_mat_vec_q4", "mul_mat_vec_q6k"}},
-		{[3]tensor.Type{tensor.Q6_K, tensor.Q4_K, tensor.Q4_K}, []string{"norm", "mul_mat_vec_q6k", "mul_mat_vec_q4"}},
 	} {
-		mixed := normQKVNodes(tc.ts, 2048, 512, 2048)
-		require.True(t, row.Applies(mixed, l), "%v", tc.ts)
-		ds, err := row.Lower(mixed, l)
+		mixed := normQKVNodes(tc.ts, 4096, 1024, 4096)
+		require.True(t, row.Applies(mixed, &big), "%v", tc.ts)
+		ds, err := row.Lower(mixed, &big)
 		require.NoError(t, err)
 		var kernels []string
 		for _, d := range ds {
