@@ -62,6 +62,11 @@ const (
 	// mat-vec after it (ops.Limits.FAXQOff: the fusion row flash_attn+view+mul_mat), for
 	// comparisons.
 	EnvFAXQ = "GGML_WGPU_FA_XQ"
+	// EnvFARows bounds the query rows of a decoding flash attention workgroup and
+	// EnvFAGroups sets the workgroups its KV splits aim for (ops.Limits.FADecodeRows,
+	// FATargetGroups), for comparisons.
+	EnvFARows   = "GGML_WGPU_FA_ROWS"
+	EnvFAGroups = "GGML_WGPU_FA_GROUPS"
 	// EnvSwarXQRows overrides the fewest rows of a single product on the XQ form
 	// (ops.Limits.SwarXQMinRows), for comparisons.
 	EnvSwarXQRows = "GGML_WGPU_SWAR_XQ_ROWS"
@@ -324,6 +329,8 @@ func (d *Device) Limits() ops.Limits {
 		Q4KWideOff:        os.Getenv(EnvQ4KWide) == "0",
 		NormXQOff:         os.Getenv(EnvNormXQ) == "0",
 		FAXQOff:           os.Getenv(EnvFAXQ) == "0",
+		FADecodeRows:      envInt(EnvFARows),
+		FATargetGroups:    envInt(EnvFAGroups),
 		SwarXQMinRows:     envInt(EnvSwarXQRows),
 		Q6KOff:            os.Getenv(EnvQ6K) == "0",
 		Q6KPairsOff:       os.Getenv(EnvQ6KPairs) == "0",

@@ -64,6 +64,12 @@ const (
 	// group over all tiles (no split below 9, 17 or 33 tiles) took, on an H200, head 128 at
 	// KV 256 from 12.1 to 34.1 µs, head 64 at KV 256 from 13.5 to 32.4, head 128 at KV 512
 	// from 12.4 to 60.2, and a 1B Q4_K_M decode from 550, 507 to 439-461 t/s.
+	// A later round (H100, `-filter "nb=1,type_KV=f16,chain)"`, µs, default -> one query
+	// row a workgroup (GGML_WGPU_FA_ROWS=1) -> 1024 workgroups (GGML_WGPU_FA_GROUPS); ggml-
+	// vulkan in brackets): head 64, 32/8 heads, KV 256 9.01 -> 8.72 -> 8.97 (10.2), KV 1024
+	// 9.68 -> 13.5 -> 9.95 (11.9); head 128 KV 256 9.36 -> 9.19 -> 9.45 (10.4), KV 4096
+	// 20.3 -> 40.0 -> 26.2 (18.1); a 1B Q4_0's GPU time per decode graph (tg64, KV 256)
+	// 920.6, 921.2 -> 914.7, 917.2 -> 920.3, 920.8 µs. The defaults stay.
 	faTargetGroups = 256
 	// faMaxSplits bounds the KV splits (the reduction's workgroup memory holds a weight each).
 	faMaxSplits = 256
@@ -239,6 +245,9 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	want := p.Rows
 	if p.NQ <= faDecodeMaxQ {
 		want = min(want, 8)
+		if l.FADecodeRows > 0 {
+			want = min(want, uint32(l.FADecodeRows))
+		}
 	}
 	r := faRows(q.Ne[0], v.Ne[0], want, l)
 	if r < 1 {
@@ -249,8 +258,12 @@ func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	tiles := (p.NKV + faTile - 1) / faTile
 	splits := uint32(1)
 	dstRows := uint64(p.NHead) * uint64(p.NQ) * uint64(p.NSeq)
-	if p.NQ <= faDecodeMaxQ && tiles > 1 && groups < faTargetGroups {
-		splits = min(tiles, uint32((faTargetGroups+groups-1)/groups), faMaxSplits)
+	target := uint64(faTargetGroups)
+	if l.FATargetGroups > 0 {
+		target = uint64(l.FATargetGroups)
+	}
+	if p.NQ <= faDecodeMaxQ && tiles > 1 && groups < target {
+		splits = min(tiles, uint32((target+groups-1)/groups), faMaxSplits)
 		// the partial results must fit one binding
 		for splits > 1 && 4*dstRows*uint64(splits)*uint64(p.Dv+2)+256 > l.MaxBinding {
 			splits /= 2

@@ -62,6 +62,19 @@ func TestFlashAttnPaths(t *testing.T) {
 	require.Equal(t, "4", ds[0].Spec.Defines["VP"])    // four groups of eight elements a thread,
 	require.Equal(t, "1", ds[0].Spec.Defines["OPT"])   // four rows x 32 groups of four columns over 128 threads,
 	require.Equal(t, "1", ds[0].Spec.Defines["RAW_V"]) // loaded ahead as F16 words
+	// the comparison knobs: one query row a workgroup (32 row groups, 8 splits to reach
+	// the target), and a target of 1024 workgroups (8 KV heads x 128 splits of one tile)
+	rows1 := *l
+	rows1.FADecodeRows = 1
+	ds, err = Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), &rows1)
+	require.NoError(t, err)
+	require.Equal(t, "1", ds[0].Spec.Defines["R"])
+	require.Equal(t, uint32(8), ds[0].Params.(flashAttnParams).Splits)
+	wide := *l
+	wide.FATargetGroups = 1024
+	ds, err = Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), &wide)
+	require.NoError(t, err)
+	require.Equal(t, uint32(128), ds[0].Params.(flashAttnParams).Splits)
 	// where the tile does not fit, V rows are loaded as they are accumulated
 	small := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
 	ds, err = Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), small)

@@ -109,6 +109,10 @@ type Limits struct {
 	// FAXQOff keeps split flash attention from quantizing its result for the integer
 	// mat-vec after it (the fusion row flash_attn+view+mul_mat: flash_attn_xq.go).
 	FAXQOff bool
+	// FADecodeRows bounds the query rows a decoding flash attention workgroup takes (0:
+	// the rows sharing a KV head, at most 8), and FATargetGroups overrides faTargetGroups,
+	// for comparisons.
+	FADecodeRows, FATargetGroups int
 }
 
 // workgroupStorage returns MaxWorkgroupStorage, or WebGPU's default (16384 bytes) where
