@@ -47,8 +47,8 @@ func guardFlashAttnMulMat(n []*tensor.Tensor, l *Limits) bool {
 		return false
 	}
 	w := mm.Src[0]
-	lay := swarLayout(w)
-	if w.Type == tensor.Q6_K || lay["Q6K"] == "1" || swarWPG(w) == 0 || fa.Ne[0]%int64(8*swarWPG(w)) != 0 {
+	wpg := int64(swarWPG(w))
+	if w.Type == tensor.Q6_K || wpg == 0 || fa.Ne[0]%(8*wpg) != 0 {
 		return false
 	}
 	if _, ok := faProduct(mm, l); !ok {
@@ -58,8 +58,10 @@ func guardFlashAttnMulMat(n []*tensor.Tensor, l *Limits) bool {
 	if err != nil || len(attn) != 2 {
 		return false
 	}
-	_, _, elems := faReduceGroup(int(fa.Ne[0]), int(attn[0].Params.(flashAttnParams).Splits), l)
-	return elems > 0
+	wg, lanes, elems := faReduceGroup(int(fa.Ne[0]), int(attn[0].Params.(flashAttnParams).Splits), l)
+	// the reduction's workgroup memory: the lanes' max and sum, each invocation's column,
+	// the row, and the quantization's exchange (two 8-byte vectors an invocation)
+	return elems > 0 && wg%int(wpg) == 0 && 8*lanes+4*wg+4*int(fa.Ne[0])+16*wg <= l.workgroupStorage()
 }
 
 // faProduct returns the integer mat-vec's dispatches of the product mm on XQ (the

@@ -71,6 +71,13 @@ func TestFlashAttnMulMat(t *testing.T) {
 	off := *l
 	off.FAXQOff = true
 	require.False(t, row.Applies(n, &off))
+	// the reduction's workgroup memory: 256 invocations (two lanes of 128), the row and
+	// the exchange take 5,648 bytes
+	tight := *l
+	tight.MaxWorkgroupStorage = 5647
+	require.False(t, row.Applies(n, &tight))
+	tight.MaxWorkgroupStorage = 5648
+	require.True(t, row.Applies(n, &tight))
 	// the prompt's attention (16 queries: the tiled kernel)
 	prompt := flashAttnMulMatNodes(tensor.Q4_K, 128, 32, 8, 4096, 256)
 	fa := flashAttnNode(128, 128, 16, 32, 8, 256, tensor.F16, tensor.F16, true, false, 0, 0)
