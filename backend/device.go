@@ -67,6 +67,10 @@ const (
 	// FATargetGroups), for comparisons.
 	EnvFARows   = "GGML_WGPU_FA_ROWS"
 	EnvFAGroups = "GGML_WGPU_FA_GROUPS"
+	// EnvRopeKV=0 keeps the ROPEs and the KV store out of the Q, K and V products before
+	// them (ops.Limits.RopeKVOff: the fusion row add+norm+mul+qkv+rope+set_rows), for
+	// comparisons.
+	EnvRopeKV = "GGML_WGPU_ROPE_KV"
 	// EnvSwarXQRows overrides the fewest rows of a single product on the XQ form
 	// (ops.Limits.SwarXQMinRows), for comparisons.
 	EnvSwarXQRows = "GGML_WGPU_SWAR_XQ_ROWS"
@@ -331,6 +335,7 @@ func (d *Device) Limits() ops.Limits {
 		FAXQOff:           os.Getenv(EnvFAXQ) == "0",
 		FADecodeRows:      envInt(EnvFARows),
 		FATargetGroups:    envInt(EnvFAGroups),
+		RopeKVOff:         os.Getenv(EnvRopeKV) == "0",
 		SwarXQMinRows:     envInt(EnvSwarXQRows),
 		Q6KOff:            os.Getenv(EnvQ6K) == "0",
 		Q6KPairsOff:       os.Getenv(EnvQ6KPairs) == "0",

@@ -56,6 +56,7 @@ func Cases() []*Case {
 	cs = append(cs, normGateCases()...)
 	cs = append(cs, normQKVCases()...)
 	cs = append(cs, faOutCases()...)
+	cs = append(cs, normQKVRopeCases()...)
 	return append(cs, placedCases(cs)...)
 }
 

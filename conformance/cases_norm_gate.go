@@ -128,3 +128,80 @@ func normQKVCases() []*Case {
 		normQKVMixedCase("rms_norm", [3]tensor.Type{tensor.Q5_K, tensor.Q5_K, tensor.Q6_K}, 33, 7, 512),
 		normQKVMixedCase("rms_norm", [3]tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_0}, 40, 24, 2048))
 }
+
+// ---------------------------------------------------------------------------------------
+// GRAPH(add+norm+qkv+rope+kv): GRAPH(add+norm+qkv) of one token followed by llama's KV
+// store as its graph orders it: K's RESHAPE (Q's and V's follow their products), ROPE Q,
+// ROPE K (NORMAL mode over whole heads), K's rows into the K cache at an I64 index and V's
+// into the V cache, which the fusion row add+norm+mul+qkv+rope+set_rows computes in two
+// dispatches: the norm's, and the MULTI products' rotating and storing what they compute
+// (ops/norm_qkv_rope.go). The sum, the weighted norm, ROPE Q's result and both caches
+// (whole) are checked.
+
+// normQKVRopeCase builds the graph for heads of hd elements, nh query heads over nkv KV
+// heads, k-element rows, weights of type ta, caches of type cache and rotation p.
+func normQKVRopeCase(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p ropeParams) *Case {
+	ff := 0
+	if p.ff {
+		ff = 1
+	}
+	return &Case{Name: fmt.Sprintf("GRAPH(add+rms_norm*w+qkv+rope+kv,type=%s,hd=%d,nh=%d,nh_kv=%d,k=%d,cache=%s,fb=%g,fs=%g,ef=%g,af=%g,ff=%d)",
+		ta, hd, nh, nkv, k, cache, p.fb, p.fs, p.ef, p.af, ff),
+		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			const cells = 10
+			attn, inp := b.New("ffn_out", f32, k, 1), b.New("ffn_inp", f32, k, 1)
+			w := b.New("norm_w", f32, k)
+			b.Init(w, Uniform(0.5, 1.5))
+			wq, wv, wk := b.New("attn_q", ta, k, hd*nh), b.New("attn_v", ta, k, hd*nkv), b.New("attn_k", ta, k, hd*nkv)
+			sum := l.Add(ctx, attn, inp)
+			x := l.Mul(ctx, l.RMSNorm(ctx, sum, 1e-5), w)
+			q := l.Reshape4D(ctx, l.MulMat(ctx, wq, x), hd, nh, 1, 1)
+			b.Expand(q)
+			v := l.Reshape4D(ctx, l.MulMat(ctx, wv, x), hd, nkv, 1, 1)
+			b.Expand(v)
+			kc := l.Reshape4D(ctx, l.MulMat(ctx, wk, x), hd, nkv, 1, 1)
+			b.Expand(kc)
+			args := ropeExtArgs(int(hd), tensor.RopeNormal, p)
+			var freq ggml.Tensor
+			if p.ff {
+				freq = b.New("freq_factors", f32, hd/2)
+				b.Init(freq, Uniform(0.9, 1.1))
+			}
+			pos := b.Index("pos", 1000, 1)
+			rq := l.RopeExt(ctx, q, pos, freq, args)
+			b.Expand(rq)
+			rk := l.RopeExt(ctx, kc, pos, freq, args)
+			b.Expand(rk)
+			kCache := b.New("cache_k", cache, hd*nkv, cells)
+			kIdx := b.New("k_idxs", tensor.I64, 1)
+			b.Init(kIdx, DistinctRows(cells, 1))
+			storeK := l.SetRows(ctx, kCache, l.View2D(ctx, rk, hd*nkv, 1, rk.Nb()[2], 0), kIdx)
+			b.Expand(storeK)
+			vCache := b.New("cache_v", cache, hd*nkv, cells)
+			vIdx := b.New("v_idxs", tensor.I64, 1)
+			b.Init(vIdx, DistinctRows(cells, 1))
+			storeV := l.SetRows(ctx, vCache, l.View2D(ctx, v, hd*nkv, 1, v.Nb()[2], 0), vIdx)
+			for _, t := range []ggml.Tensor{sum, x, rq} {
+				l.SetOutput(t)
+				b.Check(t)
+			}
+			b.Check(storeK)
+			return storeV
+		}}
+}
+
+// normQKVRopeCases are the GRAPH(add+norm+qkv+rope+kv) cases: a 1B llama's shapes (heads
+// of 64, 32 over 8, rows of 2048) in Q4_0 and Q4_K with F16 caches, an 8B's heads (128,
+// 32 over 8, rows of 4096, fewer heads) in Q4_K, Q5_K with an F32 cache, and a rotation
+// with YaRN and frequency factors.
+func normQKVRopeCases() []*Case {
+	return []*Case{
+		normQKVRopeCase(tensor.Q4_0, 64, 32, 8, 2048, f16, ropePlain),
+		normQKVRopeCase(tensor.Q4_K, 64, 32, 8, 2048, f16, ropePlain),
+		normQKVRopeCase(tensor.Q4_K, 128, 8, 2, 4096, f16, ropePlain),
+		normQKVRopeCase(tensor.Q5_K, 64, 8, 2, 512, f32, ropePlain),
+		normQKVRopeCase(tensor.Q4_0, 64, 16, 4, 1024, f16, ropeAll),
+	}
+}

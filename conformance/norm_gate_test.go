@@ -85,3 +85,40 @@ func TestConformanceNormQKV(t *testing.T) {
 		runSuite(t, openTestEnv(t), append(cs, placedCases(cs)...))
 	})
 }
+
+// TestNormQKVRopePlans plans the GRAPH(add+norm+qkv+rope+kv) cases under quickLimits with
+// 32 KiB of workgroup memory (the 4096-element row) and checks that each takes the fusion
+// row add+norm+mul+qkv+rope+set_rows: the norm's dispatch quantizing its result and the
+// MULTI products rotating and storing (ROPE_KV=1), and no other dispatch.
+func TestNormQKVRopePlans(t *testing.T) {
+	env := openTestEnv(t)
+	limits := slices.Clone(quickLimits)
+	for i := range limits {
+		limits[i].MaxWorkgroupStorage = 32768
+	}
+	for _, c := range normQKVRopeCases() {
+		keys, err := env.KernelsUnder(c, limits)
+		require.NoError(t, err, c.Name)
+		var norm, products int
+		for _, k := range keys {
+			switch {
+			case strings.HasPrefix(k, "norm;") && keyDefines(k, "XQ=1"):
+				norm++
+			case strings.HasPrefix(k, "mul_mat_vec_q4;") && keyDefines(k, "ROPE_KV=1"):
+				products++
+			default:
+				t.Fatalf("%s: %s besides the norm and the products' ROPE_KV form: %v", c.Name, k, keys)
+			}
+		}
+		require.True(t, norm > 0 && products > 0, "%s: %v", c.Name, keys)
+	}
+}
+
+// TestConformanceNormQKVRope runs the GRAPH(add+norm+qkv+rope+kv) cases, and again with
+// their results placed by ggml-alloc (placedCases).
+func TestConformanceNormQKVRope(t *testing.T) {
+	isolated(t, func(t *testing.T) {
+		cs := normQKVRopeCases()
+		runSuite(t, openTestEnv(t), append(cs, placedCases(cs)...))
+	})
+}

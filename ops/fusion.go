@@ -89,8 +89,9 @@ func (f *Fusion) Written(n []*tensor.Tensor) []*tensor.Tensor {
 func Fusions() []Fusion { return fusions }
 
 var fusions = []Fusion{
-	addNormQKVRow,  // llama's l_out, attn_norm and Q, V, K projections
-	addNormGateRow, // llama's ffn_inp, ffn_norm and feed-forward gate
+	addNormQKVRopeRow, // and the ROPEs of Q and K and the K and V stores
+	addNormQKVRow,     // llama's l_out, attn_norm and Q, V, K projections
+	addNormGateRow,    // llama's ffn_inp, ffn_norm and feed-forward gate
 	ropeRopeSetRowsRowsRow,
 	ropeSetRowsRowsRow,
 	mulMatViewMulMatViewMulMatRow, // llama's Q, V and K projections

@@ -113,6 +113,9 @@ type Limits struct {
 	// the rows sharing a KV head, at most 8), and FATargetGroups overrides faTargetGroups,
 	// for comparisons.
 	FADecodeRows, FATargetGroups int
+	// RopeKVOff keeps the ROPEs and the KV store out of the products before them (the
+	// fusion row add+norm+mul+qkv+rope+set_rows: norm_qkv_rope.go), for comparisons.
+	RopeKVOff bool
 }
 
 // workgroupStorage returns MaxWorkgroupStorage, or WebGPU's default (16384 bytes) where

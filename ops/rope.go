@@ -185,16 +185,16 @@ func ropeSetup(t *tensor.Tensor) (ropeParams, map[string]string, []wgslOperand, 
 		FreqScale:  freqScale, ExtFactor: extFactor, MScale: ropeMScale(attnFactor, extFactor, freqScale),
 		Corr0: corr0, Corr1: corr1,
 	}
-	defs := map[string]string{"NORMAL": "0", "MULTI": "0", "IMROPE": "0", "VISION": "0", "FREQ_FACTORS": "0"}
+	defs := map[string]string{"NORMAL": "0", "MROPE": "0", "IMROPE": "0", "VISION": "0", "FREQ_FACTORS": "0"}
 	switch mode {
 	case tensor.RopeNormal:
 		defs["NORMAL"] = "1"
 	case tensor.RopeMrope:
-		defs["MULTI"] = "1"
+		defs["MROPE"] = "1"
 	case tensor.RopeImrope:
-		defs["MULTI"], defs["IMROPE"] = "1", "1"
+		defs["MROPE"], defs["IMROPE"] = "1", "1"
 	case tensor.RopeVision:
-		defs["MULTI"], defs["VISION"] = "1", "1"
+		defs["MROPE"], defs["VISION"] = "1", "1"
 	}
 	operands := []wgslOperand{in("src0", a), in("pos", pos)}
 	tensors := []*tensor.Tensor{a, pos}

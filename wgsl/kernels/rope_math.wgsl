@@ -13,7 +13,7 @@ fn yarn_ramp(low: f32, high: f32, q: u32) -> f32 {
 // The position (before frequency scaling) and the power of ThetaScale of slot q of a row of
 // token t.
 fn rope_base(q: u32, t: u32) -> vec2<f32> {
-#if MULTI
+#if MROPE
   let start = vec4<u32>(0u, p.Sec.x, p.Sec.x + p.Sec.y, p.Sec.x + p.Sec.y + p.Sec.z);
   let s = q % (start.w + p.Sec.w);
   var k = 0u; // 0: t, 1: h, 2: w, 3: e
@@ -111,6 +111,9 @@ fn rope_rotate(s: RopeSlot, x: vec2<f32>) -> vec2<f32> {
   return vec2<f32>(x.x * cs - x.y * sn, x.x * sn + x.y * cs);
 }
 
+#if ROPE_KV
+// (the integer mat-vec's ROPE_KV form rotates values it holds: no rope_pair)
+#else
 // rope_pair computes pair slot i of the whole tensor p.Ne (src0 under p.A, the result under
 // p.D). It reads both elements of src0 before returning, so a caller may store the result
 // over them.
@@ -119,3 +122,4 @@ fn rope_pair(i: u32) -> RopePair {
   let x = vec2<f32>(src0_get(s.src.x), src0_get(s.src.y));
   return RopePair(s.dst, rope_rotate(s, x));
 }
+#endif
