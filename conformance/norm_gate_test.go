@@ -1,11 +1,8 @@
 package conformance
 
 import (
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/ggml-wgpu/ggml-wgpu/ops"
 )
@@ -15,29 +12,12 @@ import (
 // define (its gate form, GLU=1, or MULTI=1), and that both are there; a case of mixed
 // weight types (Types "a/b/c") has one pipeline more, its odd product's.
 func requireNormFed(t *testing.T, cs []*Case, define string, set func(*ops.Limits)) {
-	env := openTestEnv(t)
-	limits := slices.Clone(quickLimits)
-	for i := range limits {
-		set(&limits[i])
-	}
-	for _, c := range cs {
-		keys, err := env.KernelsUnder(c, limits)
-		require.NoError(t, err, c.Name)
-		var norm, products, odd int
-		for _, k := range keys {
-			switch {
-			case strings.HasPrefix(k, "norm;") && strings.Contains(k, ";XQ=1;"):
-				norm++
-			case strings.HasPrefix(k, "mul_mat_vec_q4;") && strings.Contains(k, ";"+define+";"):
-				products++
-			case strings.Contains(c.Types, "/") && odd == 0 && !strings.HasPrefix(k, "mul_mat_multi;") && !strings.HasPrefix(k, "mul_mat_vec_q4_act;"):
-				odd++
-			default:
-				t.Fatalf("%s: %s besides the norm quantizing the column and the products' %s: %v", c.Name, k, define, keys)
-			}
-		}
-		require.True(t, norm > 0 && products > 0, "%s: the norm quantizing the column, the products' %s: %v", c.Name, define, keys)
-	}
+	requirePlans(t, cs, limitsWith(set), []planKind{
+		{kernel: "norm", define: "XQ=1", need: true},
+		{kernel: "mul_mat_vec_q4", define: define, need: true},
+	}, func(c *Case, k string) bool {
+		return strings.Contains(c.Types, "/") && !strings.HasPrefix(k, "mul_mat_multi;") && !strings.HasPrefix(k, "mul_mat_vec_q4_act;")
+	})
 }
 
 // TestNormGatePlans plans the GRAPH(add+norm+gate) cases with the integer mat-vec's size
@@ -58,10 +38,7 @@ func TestNormGatePlans(t *testing.T) {
 // results placed by ggml-alloc (placedCases).
 func TestConformanceNormGate(t *testing.T) {
 	t.Setenv("GGML_WGPU_SWAR_MIN", "1") // inherited by the child process
-	isolated(t, func(t *testing.T) {
-		cs := normGateCases()
-		runSuite(t, openTestEnv(t), append(cs, placedCases(cs)...))
-	})
+	runPlaced(t, normGateCases)
 }
 
 // TestNormQKVPlans plans the GRAPH(add+norm+qkv) cases as TestNormGatePlans does (the
@@ -80,10 +57,7 @@ func TestNormQKVPlans(t *testing.T) {
 // ggml-alloc (placedCases).
 func TestConformanceNormQKV(t *testing.T) {
 	t.Setenv("GGML_WGPU_SWAR_MIN", "1") // inherited by the child process
-	isolated(t, func(t *testing.T) {
-		cs := normQKVCases()
-		runSuite(t, openTestEnv(t), append(cs, placedCases(cs)...))
-	})
+	runPlaced(t, normQKVCases)
 }
 
 // TestNormQKVRopePlans plans the GRAPH(add+norm+qkv+rope+kv) cases under quickLimits with
@@ -91,34 +65,14 @@ func TestConformanceNormQKV(t *testing.T) {
 // row add+norm+mul+qkv+rope+set_rows: the norm's dispatch quantizing its result and the
 // MULTI products rotating and storing (ROPE_KV=1), and no other dispatch.
 func TestNormQKVRopePlans(t *testing.T) {
-	env := openTestEnv(t)
-	limits := slices.Clone(quickLimits)
-	for i := range limits {
-		limits[i].MaxWorkgroupStorage = 32768
-	}
-	for _, c := range normQKVRopeCases() {
-		keys, err := env.KernelsUnder(c, limits)
-		require.NoError(t, err, c.Name)
-		var norm, products int
-		for _, k := range keys {
-			switch {
-			case strings.HasPrefix(k, "norm;") && keyDefines(k, "XQ=1"):
-				norm++
-			case strings.HasPrefix(k, "mul_mat_vec_q4;") && keyDefines(k, "ROPE_KV=1"):
-				products++
-			default:
-				t.Fatalf("%s: %s besides the norm and the products' ROPE_KV form: %v", c.Name, k, keys)
-			}
-		}
-		require.True(t, norm > 0 && products > 0, "%s: %v", c.Name, keys)
-	}
+	requirePlans(t, normQKVRopeCases(), limitsWith(func(l *ops.Limits) { l.MaxWorkgroupStorage = 32768 }), []planKind{
+		{kernel: "norm", define: "XQ=1", need: true},
+		{kernel: "mul_mat_vec_q4", define: "ROPE_KV=1", need: true},
+	}, nil)
 }
 
 // TestConformanceNormQKVRope runs the GRAPH(add+norm+qkv+rope+kv) cases, and again with
 // their results placed by ggml-alloc (placedCases).
 func TestConformanceNormQKVRope(t *testing.T) {
-	isolated(t, func(t *testing.T) {
-		cs := normQKVRopeCases()
-		runSuite(t, openTestEnv(t), append(cs, placedCases(cs)...))
-	})
+	runPlaced(t, normQKVRopeCases)
 }

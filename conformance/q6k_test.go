@@ -1,10 +1,10 @@
 package conformance
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ggml-wgpu/ggml-wgpu/ops"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 	"github.com/stretchr/testify/require"
 )
@@ -81,10 +81,7 @@ func TestConformanceQ6KHeads(t *testing.T) {
 	env := openTestEnv(t)
 	cs := q6kCases()
 	// the library's limits under those variables, as the planner sees them
-	limits := slices.Clone(quickLimits)
-	for i := range limits {
-		limits[i].Q6KXQMinRows, limits[i].SwarMin = 1, 1
-	}
+	limits := limitsWith(func(l *ops.Limits) { l.Q6KXQMinRows, l.SwarMin = 1, 1 })
 	heads := 0
 	for _, c := range cs {
 		if c.Op != "MUL_MAT" || !strings.Contains(c.Name, ",n=1,") {
