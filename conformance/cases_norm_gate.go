@@ -195,13 +195,15 @@ func normQKVRopeCase(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p 
 // normQKVRopeCases are the GRAPH(add+norm+qkv+rope+kv) cases: a 1B llama's shapes (heads
 // of 64, 32 over 8, rows of 2048) in Q4_0 and Q4_K with F16 caches, an 8B's heads (128,
 // 32 over 8, rows of 4096, fewer heads) in Q4_K, Q5_K with an F32 cache, and a rotation
-// with YaRN and frequency factors.
+// with YaRN (without frequency factors, which keep the row out: ops/norm_qkv_rope.go).
 func normQKVRopeCases() []*Case {
+	yarn := ropeAll
+	yarn.ff = false
 	return []*Case{
 		normQKVRopeCase(tensor.Q4_0, 64, 32, 8, 2048, f16, ropePlain),
 		normQKVRopeCase(tensor.Q4_K, 64, 32, 8, 2048, f16, ropePlain),
 		normQKVRopeCase(tensor.Q4_K, 128, 8, 2, 4096, f16, ropePlain),
 		normQKVRopeCase(tensor.Q5_K, 64, 8, 2, 512, f32, ropePlain),
-		normQKVRopeCase(tensor.Q4_0, 64, 16, 4, 1024, f16, ropeAll),
+		normQKVRopeCase(tensor.Q4_0, 64, 16, 4, 1024, f16, yarn),
 	}
 }

@@ -108,8 +108,8 @@ func ropeKVRoles(n []*tensor.Tensor) (roles [3]int, ok bool) {
 // eight with the three products on MULTI (one format, ropeKVFormat), the ninth is a
 // view, rope+rope+set_rows+set_rows admits the last six, the ropes rotate the Q and K
 // products and V's store stores the V product (ropeKVRoles), the ropes are NORMAL over
-// whole heads (every pair rotated) whose size divides the products' rows, a workgroup
-// computes two rows, and the bindings fit the device.
+// whole heads (every pair rotated) whose size divides the products' rows, without
+// frequency factors, a workgroup computes two rows, and the bindings fit the device.
 func guardAddNormQKVRope(n []*tensor.Tensor, l *Limits) bool {
 	if l.RopeKVOff || !guardAddNormQKV(n[:8], l) || !guardRopeRopeSetRowsRows(n[9:], l) {
 		return false
@@ -134,12 +134,13 @@ func guardAddNormQKVRope(n []*tensor.Tensor, l *Limits) bool {
 	if rows, _ := swarFit(swarXQRows, swarXQWG, 1, 1, l); rows != 2 {
 		return false
 	}
-	bindings := 10 // three weights, the column, Q, positions, two indices, two caches
-	if rk.Src[2] != nil {
-		bindings++
-	}
-	return l.MaxStorageBuffers == 0 || bindings <= l.MaxStorageBuffers
+	// three weights, the column, Q, positions, two indices, two caches: ten bindings, as
+	// many as a dispatch may have (exec.MaxBindings), so no room for frequency factors
+	return rk.Src[2] == nil && (l.MaxStorageBuffers == 0 || ropeKVBindings <= l.MaxStorageBuffers)
 }
+
+// ropeKVBindings is the storage bindings of the ROPE_KV form's dispatch.
+const ropeKVBindings = 10
 
 // lowerAddNormQKVRope lowers the fifteen nodes as add+norm+mul+qkv's norm dispatch and its
 // MULTI dispatch in the ROPE_KV form.
@@ -177,9 +178,6 @@ func lowerAddNormQKVRope(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	}
 	operands = append(operands, out("dst", rq), in("pos", rk.Src[1]))
 	tensors = append(tensors, rq, rk.Src[1])
-	if ff := rk.Src[2]; ff != nil {
-		operands, tensors = append(operands, in("ff", ff)), append(tensors, ff)
-	}
 	operands = append(operands, in("kidx", kset.Src[1]), in("vidx", vset.Src[1]), out("kdst", kset), out("vdst", vset))
 	tensors = append(tensors, kset.Src[1], vset.Src[1], kset, vset)
 	s := spec("mul_mat_vec_q4", multi.Spec.Workgroup, p, defs, operands...)

@@ -38,8 +38,9 @@ func TestAddNormQKVRope(t *testing.T) {
 	for _, ty := range []tensor.Type{tensor.Q4_1, tensor.Q4_K, tensor.Q5_0, tensor.Q5_K} {
 		require.True(t, row.Applies(normQKVRopeNodes(ty, 64, 32, 8, 2048, 16), l), "%s", ty)
 	}
-	// formats with lookup tables; NEOX; part of the head rotated; a V store of another
-	// tensor; rows a workgroup other than two; too few bindings; the qkv row's switch
+	// formats with lookup tables; NEOX; part of the head rotated; frequency factors (an
+	// eleventh binding); a V store of another tensor; rows a workgroup other than two; too
+	// few bindings; the switches
 	refuse := map[string][]*tensor.Tensor{"iq4_xs": normQKVRopeNodes(tensor.IQ4_XS, 64, 32, 8, 2048, 16)}
 	neox := normQKVRopeNodes(tensor.Q4_0, 64, 32, 8, 2048, 16)
 	neox[9].Params[2], neox[10].Params[2] = tensor.RopeNeox, tensor.RopeNeox
@@ -47,6 +48,10 @@ func TestAddNormQKVRope(t *testing.T) {
 	part := normQKVRopeNodes(tensor.Q4_0, 64, 32, 8, 2048, 16)
 	part[9].Params[1], part[10].Params[1] = 32, 32
 	refuse["part"] = part
+	ff := normQKVRopeNodes(tensor.Q4_0, 64, 32, 8, 2048, 16)
+	ff[9].Src[2] = f32(32)
+	ff[10].Src[2] = ff[9].Src[2]
+	refuse["frequency factors"] = ff
 	other := normQKVRopeNodes(tensor.Q4_0, 64, 32, 8, 2048, 16)
 	other[13].Src[0] = f32(512, 1)
 	refuse["v of another"] = other
