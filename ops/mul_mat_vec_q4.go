@@ -128,6 +128,16 @@ const swarXQMinRows = 4096
 // -> 69.8, 110, 468 -> 50.3, 97.8, 194 (52.8, 86.6, 157).
 const swarColsRowsSmallBlocks = 4
 
+// swarGateRowsSmallBlocks replaces swarXQRows for the gate form of Q4_0 or Q4_1 (four
+// quant words a group) by one column. On an H100 (µs, weights beyond the L2 cache, the
+// gate form 14336 x 4096, rows x invocations a workgroup): Q4_0 2 x 32 33.7, 1 x 32 31.5,
+// 1 x 64 36.0, 4 x 32 36.5; Q4_K 31.9, 31.4, 36.6, 38.8 (Q4_K keeps two rows: in an 8B
+// Q4_K decode, one row measured as two). Another start, two rows -> one, alternating: the
+// gate form 33.2, 33.4 -> 31.7, 32.1 (8192 x 2048 15.5, 15.6 -> 15.8, 15.5); GPU time per
+// decode graph (GGML_WGPU_PROFILE=1) of the 8B Q4_0 2,939.9, 2,943.5 -> 2,893.6, 2,896.0
+// µs, of the 1B Q4_0 887.2 -> 881.8, 878.8.
+const swarGateRowsSmallBlocks = 1
+
 // swarGateMaxCols is the most src1 columns of the integer mat-vec's gate form: at eight
 // the vectorised kernel's gate form is faster (H100, Q4_K 14336 x 4096, cold: 156 against
 // 193 µs; at two and four columns 85.9 and 124 against 49.8 and 83.8).
@@ -156,6 +166,9 @@ func swarShape(m, tasks uint32, mats, cols, wpg int, xq bool, l *Limits) (rows, 
 		rows, wg = swarXQRows, swarXQWG
 		if cols > 1 && mats == 1 && wpg == 4 {
 			rows = swarColsRowsSmallBlocks
+		}
+		if cols == 1 && mats == 2 && wpg == 4 {
+			rows = swarGateRowsSmallBlocks
 		}
 	} else if m < swarManyRows {
 		for wg < swarMaxWG && uint32(2*wg) <= tasks {

@@ -80,8 +80,9 @@ func TestSwarDotExact(t *testing.T) {
 }
 
 // TestSwarShape checks the integer mat-vec's choice of shape: rows per workgroup by the
-// product's rows, a small workgroup for short rows, the overrides, and the workgroup
-// storage bound on the partial sums.
+// product's rows (one row for the gate form of four quant words a group), a small
+// workgroup for short rows, the overrides, and the workgroup storage bound on the partial
+// sums.
 func TestSwarShape(t *testing.T) {
 	l := &Limits{MaxWorkgroupStorage: 32768, MaxGroupSize: 1024}
 	for _, c := range []struct {
@@ -101,6 +102,8 @@ func TestSwarShape(t *testing.T) {
 	for _, m := range []uint32{128256, 4096, 2048} { // the column quantized ahead
 		rows, wg := swarShape(m, 64, 2, 1, 8, true, l)
 		require.Equal(t, [2]int{swarXQRows, swarXQWG}, [2]int{rows, wg}, "%d rows, XQ", m)
+		rows, wg = swarShape(m, 64, 2, 1, 4, true, l)
+		require.Equal(t, [2]int{swarGateRowsSmallBlocks, swarXQWG}, [2]int{rows, wg}, "%d rows, the gate form of Q4_0", m)
 	}
 	// several columns: four rows for one matrix of four quant words a group, else two
 	for _, c := range []struct{ mats, cols, wpg, rows int }{{1, 2, 4, 4}, {1, 8, 4, 4}, {1, 2, 8, 2}, {2, 4, 4, 2}, {1, 1, 4, 2}} {
