@@ -403,10 +403,7 @@ func faReduce(t *tensor.Tensor, p flashAttnParams, part *tensor.Tensor, xq *xqOu
 	}
 	result := t
 	if xq != nil {
-		for k, v := range swarLayout(xq.weights) {
-			rdefs[k] = v
-		}
-		rdefs["YS"], rdefs["XQ_ROW"] = fmt.Sprint(p.Dv), "1"
+		xq.rowDefines(rdefs, int64(p.Dv))
 		rops = append(rops, out("xq", xq.cols))
 		result = xq.cols
 	} else {

@@ -89,10 +89,7 @@ func normDispatch(add, norm, w, dst *tensor.Tensor, xq *xqOut, l *Limits) []Disp
 	tensors = append(tensors, dst)
 	defs["XQ"] = flag(xq != nil)
 	if xq != nil {
-		for k, v := range swarLayout(xq.weights) {
-			defs[k] = v
-		}
-		defs["YS"], defs["XQ_ROW"] = fmt.Sprint(dst.Ne[0]), "1"
+		xq.rowDefines(defs, dst.Ne[0])
 		operands = append(operands, out("xq", xq.cols))
 		tensors = append(tensors, xq.cols)
 	}

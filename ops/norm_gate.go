@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
@@ -21,6 +22,14 @@ import (
 // it, whose weights give the layout.
 type xqOut struct {
 	cols, weights *tensor.Tensor
+}
+
+// rowDefines adds to defs the defines of a kernel that quantizes its result rows of n
+// elements through xq_store_row (mul_mat_vec_xq_store.wgsl with XQ_ROW): the layout of
+// x's weights, the row's length; the kernel binds x.cols as its written operand `xq`.
+func (x *xqOut) rowDefines(defs map[string]string, n int64) {
+	maps.Copy(defs, swarLayout(x.weights))
+	defs["YS"], defs["XQ_ROW"] = fmt.Sprint(n), "1"
 }
 
 // addNormGateRow is the fusion row; it comes before add+norm+mul and mul_mat+mul_mat+glu.
