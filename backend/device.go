@@ -88,6 +88,13 @@ const (
 	// matrix that takes them so (ops.Limits.Q6KPairsMin), for comparisons and tests.
 	EnvQ6KPairs    = "GGML_WGPU_Q6K_PAIRS"
 	EnvQ6KPairsMin = "GGML_WGPU_Q6K_PAIRS_MIN"
+	// EnvBigGroups, set, makes the prompt kernel split K to reach that many workgroups
+	// (ops.Limits.BigGroups; 256 is the rule for devices whose multiprocessors are not
+	// known) instead of by waves, and EnvComputeUnits overrides the multiprocessor count
+	// those waves are reckoned on (ops.Limits.ComputeUnits; 0 or unset: the device's,
+	// where Vulkan tells it). Temporary: for comparisons, tuning and tests.
+	EnvBigGroups    = "GGML_WGPU_BIG_GROUPS"
+	EnvComputeUnits = "GGML_WGPU_COMPUTE_UNITS"
 	// EnvSpecialize chooses which graphs take pipelines with their dispatches' parameters
 	// built in (specialize.go): unset, decode steps' graphs on a hardware adapter;
 	// "decode", decode steps' graphs on any adapter; "0" none; "all" every graph (for tests
@@ -169,6 +176,9 @@ type Device struct {
 
 	pciOnce sync.Once // the PCI bus location, read once
 	pciID   string
+
+	unitsOnce sync.Once // the multiprocessor count, read once
+	units     uint32
 
 	// readWriteOnly: every operand is bound read_write (EnvReadOnly=0), for comparisons.
 	readWriteOnly bool
@@ -313,6 +323,7 @@ func (d *Device) Limits() ops.Limits {
 		MaxWorkgroupStorage: int(g.Limits.MaxComputeWorkgroupStorageSize),
 		MaxStorageBuffers:   storageBindings(g),
 		StorageAlign:        g.Limits.MinStorageBufferOffsetAlignment,
+		ComputeUnits:        d.computeUnits(),
 		// comparisons and tuning (the variables' documentation above)
 		MatVecRows:        envInt(EnvMatVecRows),
 		MatVecWG:          envInt(EnvMatVecWG),
@@ -343,6 +354,7 @@ func (d *Device) Limits() ops.Limits {
 		Q6KXQMinRows:      envInt(EnvQ6KXQRows),
 		Q6KCols:           envInt(EnvQ6KCols),
 		Q6KRows:           envInt(EnvQ6KRows),
+		BigGroups:         envInt(EnvBigGroups),
 		Q6KWG:             envInt(EnvQ6KWG),
 	}
 }
@@ -412,6 +424,20 @@ func (d *Device) PCIBusID() string {
 		}
 	})
 	return d.pciID
+}
+
+// computeUnits is the adapter's multiprocessor count (gpu.Adapter.ComputeUnits), 0 when
+// it cannot be told, or EnvComputeUnits where set. It is read once.
+func (d *Device) computeUnits() uint32 {
+	d.unitsOnce.Do(func() {
+		if v := envInt(EnvComputeUnits); v > 0 {
+			d.units = uint32(v)
+		} else if n, ok := d.adapter.ComputeUnits(); ok && !d.software {
+			d.units = n
+		}
+		logf(LogDebug, "%s: compute units %d", d.Name, d.units)
+	})
+	return d.units
 }
 
 // memoryOverride is EnvMemory in bytes, or 0 when it is unset or not a positive number.

@@ -19,3 +19,16 @@ func TestConformanceDequantPrompt(t *testing.T) {
 		})
 	}
 }
+
+// TestConformanceBigWaves runs the prompt kernel's cases (mulMatBigCases and
+// mulMatDequantCases) in a child process whose library reckons its splits of K and its
+// chunks of dequantized rows by waves of three multiprocessors
+// (GGML_WGPU_COMPUTE_UNITS=3, read at load time), as it does on a GPU whose
+// multiprocessors Vulkan reports: other splits and chunks than lavapipe's count rule
+// takes.
+func TestConformanceBigWaves(t *testing.T) {
+	t.Setenv("GGML_WGPU_COMPUTE_UNITS", "3") // inherited by the child process
+	isolated(t, func(t *testing.T) {
+		runSuite(t, openTestEnv(t), append(mulMatBigCases(), mulMatDequantCases()...))
+	})
+}

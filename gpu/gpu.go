@@ -194,6 +194,21 @@ func (a *Adapter) PCIBusID() (id string, ok bool) {
 	return FormatPCIBusID(uint32(loc[0]), uint32(loc[1]), uint32(loc[2]), uint32(loc[3])), true
 }
 
+// ComputeUnits returns the adapter's multiprocessor count (NVIDIA's SMs, through the Vulkan
+// loader's VK_NV_shader_sm_builtins), which WebGPU does not report: how many workgroups of
+// a kernel that fills a multiprocessor run at once. ok is false when that cannot be told
+// (no loader, another vendor, a software adapter).
+func (a *Adapter) ComputeUnits() (n uint32, ok bool) {
+	if a == nil {
+		return 0, false
+	}
+	var u C.uint32_t
+	if C.gw_vk_compute_units(C.uint32_t(a.Info.VendorID), C.uint32_t(a.Info.DeviceID), &u) == 0 {
+		return 0, false
+	}
+	return uint32(u), true
+}
+
 // FormatPCIBusID writes a PCI location the way ggml's device_id property expects it.
 func FormatPCIBusID(domain, bus, device, function uint32) string {
 	return fmt.Sprintf("%04x:%02x:%02x.%x", domain, bus, device, function)

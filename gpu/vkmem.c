@@ -1,7 +1,9 @@
 // Device memory through the Vulkan loader: WebGPU has no memory query, so the device-local
 // heap sizes (and, with VK_EXT_memory_budget, the budget) of the Vulkan physical device
-// behind an adapter are read directly, and so is its PCI bus location (VK_EXT_pci_bus_info). The loader is opened at run time; without it the
-// query reports nothing and callers fall back.
+// behind an adapter are read directly, and so are its PCI bus location
+// (VK_EXT_pci_bus_info) and its multiprocessor count (VK_NV_shader_sm_builtins). The
+// loader is opened at run time; without it the query reports nothing and callers fall
+// back.
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +39,7 @@ enum {
     STYPE_MEMORY_BUDGET = 1000237000,
     STYPE_PROPERTIES_2 = 1000059001,
     STYPE_PCI_BUS_INFO = 1000212000,
+    STYPE_SM_BUILTINS_PROPERTIES = 1000154001,
     HEAP_DEVICE_LOCAL = 1,
     API_1_1 = (1u << 22) | (1u << 12),
 };
@@ -169,5 +172,29 @@ int gw_vk_pci_bus(uint32_t vendor, uint32_t device, uint32_t out[4]) {
     out[1] = r.bus;
     out[2] = r.device;
     out[3] = r.function;
+    return 1;
+}
+
+// VkPhysicalDeviceShaderSMBuiltinsPropertiesNV.
+typedef struct { uint32_t sType; void *pNext; uint32_t smCount, warpsPerSM; } SMBuiltins;
+
+static void query_units(const Vk *vk, VkPhysicalDevice pd, void *out) {
+    uint32_t *units = out;
+    if (!has_ext(vk, pd, "VK_NV_shader_sm_builtins")) return;
+    SMBuiltins sm;
+    memset(&sm, 0, sizeof sm);
+    sm.sType = STYPE_SM_BUILTINS_PROPERTIES;
+    struct { uint32_t sType; void *pNext; uint64_t properties[512]; } p2;
+    memset(&p2, 0, sizeof p2);
+    p2.sType = STYPE_PROPERTIES_2;
+    p2.pNext = &sm;
+    vk->props2(pd, &p2);
+    *units = sm.smCount;
+}
+
+int gw_vk_compute_units(uint32_t vendor, uint32_t device, uint32_t *units) {
+    uint32_t n = 0;
+    if (with_device(vendor, device, query_units, &n) < 1 || n == 0) return 0;
+    *units = n;
     return 1;
 }

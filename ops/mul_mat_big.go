@@ -9,7 +9,9 @@ import (
 
 // The prompt MUL_MAT: the 128 x 128 tiled kernel wgsl/kernels/mul_mat_big.wgsl (8-wide K
 // slices, double-buffered, the next slice prefetched into registers), and split-K for
-// products with few 128 x 128 tiles (mul_mat_big_reduce adds the parts).
+// products with few 128 x 128 tiles (mul_mat_big_reduce adds the parts), or, where the
+// device's multiprocessors are known (Limits.ComputeUnits), for those whose workgroups
+// would leave a multiprocessor the most work alone in a last wave (bigWaves).
 //
 // It was chosen by measurement among four variants on an NVIDIA H100 (`wgpu-conformance
 // -perf -filter n=512`, WGPU0, µs, n = 512): the earlier 128 x 128 kernel without prefetch
@@ -89,22 +91,85 @@ const matSplitMinK = 256
 const matSplitMax = 16
 
 // bigSplits returns how many parts of K a product of the given tiles (128 x 128 blocks
-// times batches) splits into: enough for matBigGroups workgroups, each part at least
-// matSplitMinK long, the partial sums (at byte partAt of scratch memory) ending within
-// one binding and ScratchBudget, and the grid; 1 when none.
+// times batches) splits into: enough for matBigGroups workgroups (l.bigGroups()), within
+// bigSplitFits; 1 when none.
 func bigSplits(p mulMatParams, tiles, partAt uint64, l *Limits) uint32 {
 	s := uint32(1)
-	for tiles*uint64(s) < matBigGroups && s < matSplitMax {
+	for tiles*uint64(s) < l.bigGroups() && s < matSplitMax {
 		s *= 2
 	}
-	maxZ := uint64(l.groupsPerDim())
-	room := min(l.MaxBinding, ScratchBudget)
-	room -= min(room, partAt)
-	partial := func(s uint32) uint64 { return uint64(p.M) * uint64(p.N) * uint64(p.Batches) * uint64(s) }
-	for s > 1 && (p.K/s < matSplitMinK || uint64(p.Batches)*uint64(s) > maxZ || 4*partial(s) > room || partial(s) >= 1<<32) {
+	for s > 1 && !bigSplitFits(p, s, partAt, l) {
 		s /= 2
 	}
 	return s
+}
+
+// bigSplitFits reports whether K can split into s parts: each at least matSplitMinK long,
+// the partial sums (at byte partAt of scratch memory) ending within one binding and
+// ScratchBudget, and the grid.
+func bigSplitFits(p mulMatParams, s uint32, partAt uint64, l *Limits) bool {
+	if s == 1 {
+		return true
+	}
+	room := min(l.MaxBinding, ScratchBudget)
+	room -= min(room, partAt)
+	partial := uint64(p.M) * uint64(p.N) * uint64(p.Batches) * uint64(s)
+	return p.K/s >= matSplitMinK && uint64(p.Batches)*uint64(s) <= uint64(l.groupsPerDim()) &&
+		4*partial <= room && partial < 1<<32
+}
+
+// bigSplitGain is how much less time (bigWaves) a further split of K must take to be
+// chosen over fewer splits (its partial sums and their reduction cost the rest).
+const bigSplitGain = 0.03
+
+// bigAlone is the time one workgroup of the prompt kernel takes alone on a
+// multiprocessor, as a share of its time beside another: a multiprocessor holds two at a
+// time (their registers fill it), and one alone hides less of its loads' latency. On an
+// H100 at 512 columns, 4096 x 4096 in 128 workgroups (one a multiprocessor, the whole K
+// each) took 607 and 604 µs against 472 and 477 in 256 (two, half of K each): 0.64.
+const bigAlone = 0.64
+
+// bigWaves returns the time the prompt kernel takes over tiles workgroups with K split in
+// s parts on units multiprocessors, in units of one workgroup's time over the whole K
+// beside another: the busiest multiprocessor takes ceil(tiles s / units) of them, two at
+// a time, the last alone where they are odd (bigAlone). On an H100 (132 multiprocessors)
+// 14336 x 4096 by 512 columns, 448 workgroups, took 1,876 and 1,871 µs over the whole K
+// (2: four a multiprocessor) and 1,645 and 1,643 with K in two parts (1.82: seven).
+func bigWaves(tiles uint64, s, units uint32) float64 {
+	j := (tiles*uint64(s) + uint64(units) - 1) / uint64(units)
+	return (float64(j/2) + bigAlone*float64(j%2)) / float64(s)
+}
+
+// bigSplitsByWaves returns the split of K (1, 2, 4 .. matSplitMax, within bigSplitFits)
+// that takes the least time on l.ComputeUnits multiprocessors (bigWaves), fewer splits
+// unless more gain bigSplitGain, and that time.
+func bigSplitsByWaves(p mulMatParams, tiles, partAt uint64, l *Limits) (uint32, float64) {
+	best, waves := uint32(1), bigWaves(tiles, 1, l.ComputeUnits)
+	for s := uint32(2); s <= matSplitMax && bigSplitFits(p, s, partAt, l); s *= 2 {
+		if w := bigWaves(tiles, s, l.ComputeUnits); w < waves*(1-bigSplitGain) {
+			best, waves = s, w
+		}
+	}
+	return best, waves
+}
+
+// byWaves reports whether the prompt kernel's splits of K and chunks of dequantized rows
+// are chosen by waves: the device's multiprocessors are known and BigGroups does not
+// override the choice.
+func (l *Limits) byWaves() bool { return l.ComputeUnits > 0 && l.BigGroups == 0 }
+
+// bigSplitsFor returns the parts K of a product of the given tiles splits into: by waves
+// where the multiprocessors are known (bigSplitsByWaves), else enough for l.bigGroups()
+// workgroups (bigSplits).
+func bigSplitsFor(p mulMatParams, tiles, partAt uint64, l *Limits) uint32 {
+	if l.byWaves() {
+		s, _ := bigSplitsByWaves(p, tiles, partAt, l)
+		return s
+	}
+	if tiles < l.bigGroups() {
+		return bigSplits(p, tiles, partAt, l)
+	}
+	return 1
 }
 
 // lowerBigTiles lowers a product for the prompt kernel mul_mat_big when it is large
@@ -122,14 +187,12 @@ func lowerBigTiles(p mulMatParams, defs map[string]string, operands []wgslOperan
 		return nil, false
 	}
 	tiles := bigTiles(p, p.M)
-	splits := uint32(1)
 	if tiles < matBigGroups {
-		splits = bigSplits(p, tiles, 0, l)
-		if splits < 4 && tiles*uint64(splits) < matBigGroups {
+		if s := bigSplits(p, tiles, 0, l); s < 4 && tiles*uint64(s) < matBigGroups {
 			return nil, false
 		}
 	}
-	return bigDispatches(p, splits, defs, operands, tensors, 0, l), true
+	return bigDispatches(p, bigSplitsFor(p, tiles, 0, l), defs, operands, tensors, 0, l), true
 }
 
 // bigDefs returns the prompt kernel's defines for tn dst columns a workgroup, with loads

@@ -141,3 +141,71 @@ func kqvMerged(ta tensor.Type, m, n, k int64) []*tensor.Tensor {
 	node(tensor.OpPermute, perm, []int32{0, 2, 1, 3}, kqv)
 	return []*tensor.Tensor{kqv, perm, node(tensor.OpCont, f32(m, 2, n), nil, perm)}
 }
+
+// TestMulMatBigWaves: with the device's multiprocessors known (132, an H100's), the prompt
+// kernel splits K and chunks dequantized weights by bigWaves (two workgroups a
+// multiprocessor, one alone slower), and without them (or with BigGroups set) by the
+// workgroup count rule.
+func TestMulMatBigWaves(t *testing.T) {
+	require.InDelta(t, 2.0, bigWaves(448, 1, 132), 1e-9, "four a multiprocessor")
+	require.InDelta(t, (3+bigAlone)/2, bigWaves(448, 2, 132), 1e-9, "seven of half K")
+	require.InDelta(t, bigAlone, bigWaves(128, 1, 132), 1e-9, "one alone")
+	require.InDelta(t, 0.5, bigWaves(128, 2, 132), 1e-9)
+
+	mm := func(a, b *tensor.Tensor) *tensor.Tensor {
+		return node(tensor.OpMulMat, f32(a.Ne[1], b.Ne[1]), nil, a, b)
+	}
+	// grids returns the kernels of the lowered product and the grids of its prompt kernels.
+	grids := func(n *tensor.Tensor, l *Limits) (kernels []string, gs [][3]uint32) {
+		ds, err := Lower(n, l)
+		require.NoError(t, err)
+		for _, d := range ds {
+			kernels = append(kernels, d.Spec.Kernel)
+			if d.Spec.Kernel == "mul_mat_big" {
+				gs = append(gs, d.Grid)
+			}
+		}
+		return kernels, gs
+	}
+	waves := &Limits{MaxBinding: 1 << 31, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 49152, ComputeUnits: 132}
+	count := *waves
+	count.ComputeUnits = 0
+	override := *waves
+	override.BigGroups = matBigGroups
+	big, reduce, deq := "mul_mat_big", "mul_mat_big_reduce", "mul_mat_dequant"
+	repeat := func(n int, s ...string) (out []string) {
+		for range n {
+			out = append(out, s...)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		n       *tensor.Tensor
+		l       *Limits
+		kernels []string
+		grid    [3]uint32 // of every prompt kernel
+		chunks  int
+	}{
+		// 448 tiles: K in two parts (the partial sums' scratch memory allows no more)
+		{"f16 14336 waves", mm(contiguous(tensor.F16, 4096, 14336), f32(4096, 512)), waves, []string{big, reduce}, [3]uint32{112, 4, 2}, 1},
+		{"f16 14336 count", mm(contiguous(tensor.F16, 4096, 14336), f32(4096, 512)), &count, []string{big}, [3]uint32{112, 4, 1}, 1},
+		{"f16 14336 override", mm(contiguous(tensor.F16, 4096, 14336), f32(4096, 512)), &override, []string{big}, [3]uint32{112, 4, 1}, 1},
+		// 128 tiles: two parts, as by the count (one alone a multiprocessor is slower)
+		{"f16 4096 waves", mm(contiguous(tensor.F16, 4096, 4096), f32(4096, 512)), waves, []string{big, reduce}, [3]uint32{32, 4, 2}, 1},
+		{"f16 4096 count", mm(contiguous(tensor.F16, 4096, 4096), f32(4096, 512)), &count, []string{big, reduce}, [3]uint32{32, 4, 2}, 1},
+		// 256 tiles: two waves of pairs, no split either way
+		{"f16 8192 waves", mm(contiguous(tensor.F16, 2048, 8192), f32(2048, 512)), waves, []string{big}, [3]uint32{64, 4, 1}, 1},
+		// dequantized chunks: 7 of 2048 rows, K in four parts (256 workgroups each), where
+		// the count takes 4 of 3584 rows (448 workgroups each)
+		{"q4_K 14336 waves", mm(contiguous(tensor.Q4_K, 4096, 14336), f32(4096, 512)), waves, repeat(7, deq, big, reduce), [3]uint32{16, 4, 4}, 7},
+		{"q4_K 14336 count", mm(contiguous(tensor.Q4_K, 4096, 14336), f32(4096, 512)), &count, repeat(4, deq, big, reduce), [3]uint32{28, 4, 4}, 4},
+	} {
+		kernels, gs := grids(tc.n, tc.l)
+		require.Equal(t, tc.kernels, kernels, tc.name)
+		require.Len(t, gs, tc.chunks, tc.name)
+		for _, g := range gs {
+			require.Equal(t, tc.grid, g, tc.name)
+		}
+	}
+}

@@ -24,7 +24,10 @@ import (
 // one more dispatch. Chunk and partial sums together stay within ScratchBudget (56 MiB):
 // where they would not, K splits into fewer parts and the dispatches stay the same (the 1B
 // and 8B models' products fit: at n = 512, m=14336 k=4096 takes a 28 MiB chunk and four
-// splits of 28 MiB partial sums, m=2048 k=8192 a 32 MiB chunk and 16 MiB).
+// splits of 28 MiB partial sums, m=2048 k=8192 a 32 MiB chunk and 16 MiB). Where the
+// device's multiprocessors are known, smaller chunks are taken when their prompt kernels
+// fill the multiprocessors better (dequantRowsByWaves: m=14336 k=4096, 7 chunks of 16 MiB
+// and four splits of 16 MiB).
 // Limits.DequantPromptOff keeps the direct quantized loads.
 
 // dequantChunkDefault is the default of Limits.DequantChunkBytes.
@@ -55,6 +58,36 @@ func dequantChunkRows(m uint32, rowBytes uint64, l *Limits) (rows uint32, ok boo
 	return uint32((per + matBigTile - 1) / matBigTile * matBigTile), true
 }
 
+// dequantRowsByWaves returns the rows of each chunk of a product (params p) whose chunks
+// hold at most most rows (dequantChunkRows), chosen where the device's multiprocessors are
+// known: the chunking, at most as many rows a chunk, whose prompt kernels take the least
+// time in all (bigSplitsByWaves, each chunk's partial sums after it: chunkAt(rows) is a
+// chunk's scratch tensor), fewer chunks unless more gain bigSplitGain. On an H100 the
+// 8B's 14336 x 4096 weights at 512 columns go in 7 chunks of 2048 rows, each 256
+// workgroups (two a multiprocessor) with K in four parts, where 4 chunks of 3584 rows
+// took 448 workgroups each.
+func dequantRowsByWaves(p mulMatParams, most uint32, chunkAt func(n uint32) *tensor.Tensor, l *Limits) uint32 {
+	wavesOf := func(per uint32) float64 {
+		w := 0.0
+		for r0 := uint32(0); r0 < p.M; r0 += per {
+			pc := p
+			pc.M = min(per, p.M-r0)
+			_, cw := bigSplitsByWaves(pc, bigTiles(pc, pc.M), scratchEnd(chunkAt(pc.M)), l)
+			w += cw
+		}
+		return w
+	}
+	best, waves := most, wavesOf(most)
+	for tr := (most - 1) / matBigTile; tr >= 1; tr-- {
+		chunks := (p.M + tr*matBigTile - 1) / (tr * matBigTile)
+		per := ((p.M+chunks-1)/chunks + matBigTile - 1) / matBigTile * matBigTile
+		if w := wavesOf(per); w < waves*(1-bigSplitGain) {
+			best, waves = per, w
+		}
+	}
+	return best
+}
+
 // lowerBigDequant lowers MUL_MAT t (a quantized src0, params p, large enough for the
 // prompt kernel) as, per chunk of src0 rows, the dequantization into F16 scratch memory
 // and the prompt kernel on it (split-K where the chunk has few tiles). ok is false when
@@ -66,11 +99,15 @@ func lowerBigDequant(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, b
 	if !ok {
 		return nil, false
 	}
+	chunkAt := func(n uint32) *tensor.Tensor { return scratchAt(tensor.F16, 0, int64(p.K), int64(n), a.Ne[2], a.Ne[3]) }
+	if l.byWaves() {
+		rows = dequantRowsByWaves(p, rows, chunkAt, l)
+	}
 	vecB := vectorRows(b)
 	var ds []Dispatch
 	for r0 := uint32(0); r0 < p.M; r0 += rows {
 		n := min(rows, p.M-r0)
-		chunk := scratchAt(tensor.F16, 0, int64(p.K), int64(n), a.Ne[2], a.Ne[3])
+		chunk := chunkAt(n)
 		pd := p
 		pd.M, pd.Row0 = n, r0
 		groups := uint64(p.K) / 8 * uint64(n) * mats
@@ -85,13 +122,9 @@ func lowerBigDequant(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, b
 		operands := []wgslOperand{in("src0", chunk), in("src1", b), out("dst", t)}
 		operands[0].Vec, operands[1].Vec = true, vecB
 		defs := map[string]string{"VEC_A": "1", "VEC_B": flag(vecB)}
-		tiles := bigTiles(pc, n)
-		splits := uint32(1)
-		if tiles < matBigGroups {
-			// the partial sums after the chunk, the scratch memory within one binding and
-			// ScratchBudget
-			splits = bigSplits(pc, tiles, scratchEnd(chunk), l)
-		}
+		// the partial sums after the chunk, the scratch memory within one binding and
+		// ScratchBudget
+		splits := bigSplitsFor(pc, bigTiles(pc, n), scratchEnd(chunk), l)
 		ds = append(ds, bigDispatches(pc, splits, defs, operands, []*tensor.Tensor{chunk, b, t}, scratchEnd(chunk), l)...)
 	}
 	return ds, true

@@ -116,6 +116,22 @@ type Limits struct {
 	// RopeKVOff keeps the ROPEs and the KV store out of the products before them (the
 	// fusion row add+norm+mul+qkv+rope+set_rows: norm_qkv_rope.go), for comparisons.
 	RopeKVOff bool
+	// BigGroups, set, makes the prompt kernel split K by the workgroup count rule with
+	// this many in place of matBigGroups (256) where ComputeUnits would choose the split
+	// by waves, for comparisons and tuning (temporary).
+	BigGroups int
+	// ComputeUnits is the device's multiprocessor count where it can be told (NVIDIA's
+	// SMs; 0: unknown), from which the prompt kernel's split of K is chosen by waves
+	// (bigSplitsByWaves).
+	ComputeUnits uint32
+}
+
+// bigGroups returns BigGroups, or matBigGroups where unset.
+func (l *Limits) bigGroups() uint64 {
+	if l.BigGroups <= 0 {
+		return matBigGroups
+	}
+	return uint64(l.BigGroups)
 }
 
 // workgroupStorage returns MaxWorkgroupStorage, or WebGPU's default (16384 bytes) where
