@@ -47,3 +47,26 @@ func TestAdapterPCIBusID(t *testing.T) {
 		}
 	}
 }
+
+// TestAdapterComputeUnits reads every adapter's multiprocessor count: a software adapter
+// reports none (no VK_NV_shader_sm_builtins), an NVIDIA one a plausible count.
+func TestAdapterComputeUnits(t *testing.T) {
+	in, err := NewInstance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nilAdapter *Adapter
+	if _, ok := nilAdapter.ComputeUnits(); ok {
+		t.Fatal("a nil adapter reports compute units")
+	}
+	for _, a := range in.Adapters() {
+		n, ok := a.ComputeUnits()
+		t.Logf("%s: compute units %d ok %v", a.Info.Description, n, ok)
+		if a.Info.Type == CPU && ok {
+			t.Fatalf("software adapter %s reports %d compute units", a.Info.Device, n)
+		}
+		if ok && (n == 0 || n > 4096) {
+			t.Fatalf("implausible compute units %d", n)
+		}
+	}
+}
