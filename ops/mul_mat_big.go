@@ -154,15 +154,19 @@ func bigSplitsByWaves(p mulMatParams, tiles, partAt uint64, l *Limits) (uint32, 
 }
 
 // byWaves reports whether the prompt kernel's splits of K and chunks of dequantized rows
-// are chosen by waves: the device's multiprocessors are known and BigGroups does not
-// override the choice.
-func (l *Limits) byWaves() bool { return l.ComputeUnits > 0 && l.BigGroups == 0 }
+// are chosen by waves for a product of params p: the device's multiprocessors are known,
+// BigGroups does not override the choice, and the product takes the wide form (128
+// columns a workgroup), whose two workgroups a multiprocessor bigWaves reckons with (the
+// narrow form's fewer sums may let more share one: it keeps the count rule).
+func (l *Limits) byWaves(p mulMatParams) bool {
+	return l.ComputeUnits > 0 && l.BigGroups == 0 && bigCols(p.N) == matBigTile
+}
 
 // bigSplitsFor returns the parts K of a product of the given tiles splits into: by waves
 // where the multiprocessors are known (bigSplitsByWaves), else enough for l.bigGroups()
 // workgroups (bigSplits).
 func bigSplitsFor(p mulMatParams, tiles, partAt uint64, l *Limits) uint32 {
-	if l.byWaves() {
+	if l.byWaves(p) {
 		s, _ := bigSplitsByWaves(p, tiles, partAt, l)
 		return s
 	}

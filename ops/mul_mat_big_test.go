@@ -194,6 +194,8 @@ func TestMulMatBigWaves(t *testing.T) {
 		// 128 tiles: two parts, as by the count (one alone a multiprocessor is slower)
 		{"f16 4096 waves", mm(contiguous(tensor.F16, 4096, 4096), f32(4096, 512)), waves, []string{big, reduce}, [3]uint32{32, 4, 2}, 1},
 		{"f16 4096 count", mm(contiguous(tensor.F16, 4096, 4096), f32(4096, 512)), &count, []string{big, reduce}, [3]uint32{32, 4, 2}, 1},
+		// the narrow form (64 columns) keeps the count rule: K in four parts, 448 workgroups
+		{"f16 narrow waves", mm(contiguous(tensor.F16, 4096, 14336), f32(4096, 64)), waves, []string{big, reduce}, [3]uint32{112, 1, 4}, 1},
 		// 256 tiles: two waves of pairs, no split either way
 		{"f16 8192 waves", mm(contiguous(tensor.F16, 2048, 8192), f32(2048, 512)), waves, []string{big}, [3]uint32{64, 4, 1}, 1},
 		// dequantized chunks: 7 of 2048 rows, K in four parts (256 workgroups each), where

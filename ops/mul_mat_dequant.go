@@ -100,7 +100,7 @@ func lowerBigDequant(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, b
 		return nil, false
 	}
 	chunkAt := func(n uint32) *tensor.Tensor { return scratchAt(tensor.F16, 0, int64(p.K), int64(n), a.Ne[2], a.Ne[3]) }
-	if l.byWaves() {
+	if l.byWaves(p) {
 		rows = dequantRowsByWaves(p, rows, chunkAt, l)
 	}
 	vecB := vectorRows(b)
