@@ -145,18 +145,26 @@ typedef struct { uint32_t sType; void *pNext; uint32_t domain, bus, device, func
 
 typedef struct { int ok; uint32_t domain, bus, device, function; } PCIResult;
 
-static void query_pci(const Vk *vk, VkPhysicalDevice pd, void *out) {
-    PCIResult *r = out;
-    if (!has_ext(vk, pd, "VK_EXT_pci_bus_info")) return;
-    PCIBusInfo info;
-    memset(&info, 0, sizeof info);
-    info.sType = STYPE_PCI_BUS_INFO;
+// chained_props fills ext_props, a properties struct of device extension ext (its sType
+// set, the rest zero), through vkGetPhysicalDeviceProperties2; 0 when the physical device
+// lacks the extension.
+static int chained_props(const Vk *vk, VkPhysicalDevice pd, const char *ext, void *ext_props) {
+    if (!has_ext(vk, pd, ext)) return 0;
     // VkPhysicalDeviceProperties2: sType, pNext, then VkPhysicalDeviceProperties (under 1 KiB).
     struct { uint32_t sType; void *pNext; uint64_t properties[512]; } p2;
     memset(&p2, 0, sizeof p2);
     p2.sType = STYPE_PROPERTIES_2;
-    p2.pNext = &info;
+    p2.pNext = ext_props;
     vk->props2(pd, &p2);
+    return 1;
+}
+
+static void query_pci(const Vk *vk, VkPhysicalDevice pd, void *out) {
+    PCIResult *r = out;
+    PCIBusInfo info;
+    memset(&info, 0, sizeof info);
+    info.sType = STYPE_PCI_BUS_INFO;
+    if (!chained_props(vk, pd, "VK_EXT_pci_bus_info", &info)) return;
     r->ok = 1;
     r->domain = info.domain;
     r->bus = info.bus;
@@ -179,17 +187,10 @@ int gw_vk_pci_bus(uint32_t vendor, uint32_t device, uint32_t out[4]) {
 typedef struct { uint32_t sType; void *pNext; uint32_t smCount, warpsPerSM; } SMBuiltins;
 
 static void query_units(const Vk *vk, VkPhysicalDevice pd, void *out) {
-    uint32_t *units = out;
-    if (!has_ext(vk, pd, "VK_NV_shader_sm_builtins")) return;
     SMBuiltins sm;
     memset(&sm, 0, sizeof sm);
     sm.sType = STYPE_SM_BUILTINS_PROPERTIES;
-    struct { uint32_t sType; void *pNext; uint64_t properties[512]; } p2;
-    memset(&p2, 0, sizeof p2);
-    p2.sType = STYPE_PROPERTIES_2;
-    p2.pNext = &sm;
-    vk->props2(pd, &p2);
-    *units = sm.smCount;
+    if (chained_props(vk, pd, "VK_NV_shader_sm_builtins", &sm)) *(uint32_t *)out = sm.smCount;
 }
 
 int gw_vk_compute_units(uint32_t vendor, uint32_t device, uint32_t *units) {
