@@ -354,8 +354,8 @@ func (d *Device) Limits() ops.Limits {
 		Q6KXQMinRows:      envInt(EnvQ6KXQRows),
 		Q6KCols:           envInt(EnvQ6KCols),
 		Q6KRows:           envInt(EnvQ6KRows),
-		BigGroups:         envInt(EnvBigGroups),
 		Q6KWG:             envInt(EnvQ6KWG),
+		BigGroups:         envInt(EnvBigGroups),
 	}
 }
 
