@@ -90,6 +90,9 @@ func (d *Device) compile(plan *sched.Plan, special bool) (steps []exec.Step, scr
 			spec = readOnlyOperands(spec, s.Bindings)
 		}
 		spec, s.Bindings = d.bindTables(spec, s.Bindings)
+		if s.Bindings, err = d.bindCounters(spec, s.Bindings); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
+		}
 		if err := wgsl.EncodeParams(s.Params, ds.Params, offsets); err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", ps.Node.Name, err)
 		}

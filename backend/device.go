@@ -95,6 +95,9 @@ const (
 	// where Vulkan tells it). Temporary: for comparisons, tuning and tests.
 	EnvBigGroups    = "GGML_WGPU_BIG_GROUPS"
 	EnvComputeUnits = "GGML_WGPU_COMPUTE_UNITS"
+	// EnvGateTail=0 keeps the down product's column quantizing in a dispatch of its own
+	// (ops.Limits.GateTailOff), for comparisons.
+	EnvGateTail = "GGML_WGPU_GATE_TAIL"
 	// EnvSpecialize chooses which graphs take pipelines with their dispatches' parameters
 	// built in (specialize.go): unset, decode steps' graphs on a hardware adapter;
 	// "decode", decode steps' graphs on any adapter; "0" none; "all" every graph (for tests
@@ -168,6 +171,8 @@ type Device struct {
 	writeNS atomic.Int64
 	scratch scratchMem  // memory of scratch operands (ops.ScratchBuffer)
 	tables  *gpu.Buffer // the formats' lookup tables (ensureTables), once needed
+	// counters is the atomic counters' buffer (ensureCounters), once needed.
+	counters *gpu.Buffer
 
 	memMu             sync.Mutex // guards the cached Vulkan memory reading
 	memAt             time.Time
@@ -356,6 +361,7 @@ func (d *Device) Limits() ops.Limits {
 		Q6KRows:           envInt(EnvQ6KRows),
 		Q6KWG:             envInt(EnvQ6KWG),
 		BigGroups:         envInt(EnvBigGroups),
+		GateTailOff:       os.Getenv(EnvGateTail) == "0",
 	}
 }
 

@@ -207,3 +207,40 @@ func normQKVRopeCases() []*Case {
 		normQKVRopeCase(tensor.Q4_0, 64, 16, 4, 1024, f16, yarn),
 	}
 }
+
+// ---------------------------------------------------------------------------------------
+// GRAPH(add+norm+gate+down): normGateCase's graph followed by the down product of the
+// SWIGLU's result, as the fusion row add+norm+mul+gate+down computes it: the gate form's
+// workgroups count their rows on the device's counters and the one that completes a group
+// quantizes it as the down product's column (ops/gate_tail.go). The SWIGLU's result is
+// checked as well as the down product's.
+
+// normGateDownCase builds the graph for k-element rows, m x k gate and up weights and
+// k x m down weights, all of type ta.
+func normGateDownCase(ta tensor.Type, m, k int64) *Case {
+	return &Case{Name: fmt.Sprintf("GRAPH(add+rms_norm*w+ffn_swiglu+ffn_down,type=%s,m=%d,k=%d)", ta, m, k),
+		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			attn, inp := b.New("attn_out", f32, k, 1), b.New("inpSA", f32, k, 1)
+			w := b.New("norm_w", f32, k)
+			b.Init(w, Uniform(0.5, 1.5))
+			gate, up, down := b.New("w_gate", ta, k, m), b.New("w_up", ta, k, m), b.New("w_down", ta, m, k)
+			x := l.Mul(ctx, normOf(b, "rms_norm", l.Add(ctx, attn, inp)), w)
+			glu := l.SwiGLUSplit(ctx, l.MulMat(ctx, gate, x), l.MulMat(ctx, up, x))
+			l.SetOutput(glu)
+			b.Check(glu)
+			return l.MulMat(ctx, down, glu)
+		}}
+}
+
+// normGateDownCases are the GRAPH(add+norm+gate+down) cases: Q4_0, Q4_1 and Q4_K at a 1B
+// llama's widths (a group a workgroup, or two rows a workgroup for Q4_K), and rows of one
+// group to many (every group's last workgroup a different one).
+func normGateDownCases() []*Case {
+	return []*Case{
+		normGateDownCase(tensor.Q4_0, 8192, 2048), normGateDownCase(tensor.Q4_K, 8192, 2048),
+		normGateDownCase(tensor.Q4_1, 192, 512), normGateDownCase(tensor.Q4_0, 64, 256),
+		normGateDownCase(tensor.Q4_K, 512, 1024), normGateDownCase(tensor.Q4_0, 1088, 4096),
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/ggml-wgpu/ggml-wgpu/ops"
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+	"github.com/stretchr/testify/require"
 )
 
 // requireNormFed plans each of cs under quickLimits with set applied, and checks that
@@ -75,4 +77,46 @@ func TestNormQKVRopePlans(t *testing.T) {
 // their results placed by ggml-alloc (placedCases).
 func TestConformanceNormQKVRope(t *testing.T) {
 	runPlaced(t, normQKVRopeCases)
+}
+
+// TestNormGateDownPlans plans the GRAPH(add+norm+gate+down) cases as TestNormGatePlans
+// does and checks that each takes the fusion row add+norm+mul+gate+down: the norm's
+// dispatch quantizing its result, the gate form quantizing the down product's column
+// (TAIL), and no dispatch that quantizes columns of its own.
+func TestNormGateDownPlans(t *testing.T) {
+	requirePlans(t, normGateDownCases(), limitsWith(func(l *ops.Limits) {
+		l.SwarMin = 1
+		l.SwarRows = 2 // the Q4_0 and Q4_1 gate forms take one row a workgroup otherwise
+		l.MaxWorkgroupStorage = 32768
+	}), []planKind{
+		{kernel: "norm", define: "XQ=1", need: true},
+		{kernel: "mul_mat_vec_q4", define: "TAIL=1", need: true},
+		{kernel: "mul_mat_vec_q4", define: "GLU=0", need: true}, // the down product on XQ
+	}, nil)
+}
+
+// TestConformanceNormGateDown runs the GRAPH(add+norm+gate+down) cases on the fused row
+// (the integer mat-vec's threshold at one weight, GGML_WGPU_SWAR_MIN=1, and two rows a
+// workgroup, GGML_WGPU_SWAR_ROWS=2, which the row needs), and again with their results
+// placed by ggml-alloc (placedCases).
+func TestConformanceNormGateDown(t *testing.T) {
+	t.Setenv("GGML_WGPU_SWAR_MIN", "1") // inherited by the child process
+	t.Setenv("GGML_WGPU_SWAR_ROWS", "2")
+	runPlaced(t, normGateDownCases)
+}
+
+// TestNormGateDownRefused checks that a gate form of one row a workgroup (Q4_0's by
+// default) or of more than 4096 workgroups (an 8B's 14336 rows of Q4_K) leaves the down
+// product to quantize its own column (ops' gateTailRows, gateTailMaxGroups), where two
+// rows a workgroup of 8192 rows take the row.
+func TestNormGateDownRefused(t *testing.T) {
+	env := openTestEnv(t)
+	tail := func(c *Case, rows int) bool {
+		keys, err := env.KernelsUnder(c, limitsWith(func(l *ops.Limits) { l.SwarMin, l.SwarRows, l.MaxWorkgroupStorage = 1, rows, 32768 }))
+		require.NoError(t, err)
+		return strings.Contains(strings.Join(keys, " "), ";TAIL=1;")
+	}
+	require.False(t, tail(normGateDownCase(tensor.Q4_0, 8192, 2048), 0), "one row a workgroup by default")
+	require.True(t, tail(normGateDownCase(tensor.Q4_0, 8192, 2048), 2), "two rows a workgroup")
+	require.False(t, tail(normGateDownCase(tensor.Q4_K, 14336, 256), 0), "7168 workgroups")
 }

@@ -61,7 +61,7 @@ func (c compiler) compile(s *wgsl.Spec) (*gpu.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.dev.CreatePipelineLayout(s.Kernel, src, gpu.Layout{Storage: len(s.Operands), ReadOnly: s.ReadOnly()})
+	return c.dev.CreatePipelineLayout(s.Kernel, src, gpu.Layout{Storage: s.Bindings(), ReadOnly: s.ReadOnly()})
 }
 
 // newCompiler opens the first WebGPU adapter's device for compiling kernels, closed when

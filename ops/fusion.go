@@ -91,6 +91,7 @@ func Fusions() []Fusion { return fusions }
 var fusions = []Fusion{
 	addNormQKVRopeRow, // and the ROPEs of Q and K and the K and V stores
 	addNormQKVRow,     // llama's l_out, attn_norm and Q, V, K projections
+	gateTailRow,       // and the down product's column quantized by the gate
 	addNormGateRow,    // llama's ffn_inp, ffn_norm and feed-forward gate
 	ropeRopeSetRowsRowsRow,
 	ropeSetRowsRowsRow,

@@ -75,6 +75,11 @@ type Spec struct {
 	// workgroup memory (see formatsInit). Without it invocation 0 stores them from
 	// literals. Only a spec whose operands have tables (HasTables) takes it.
 	Tables bool
+	// Counters binds a buffer of atomic u32 counters, zero between dispatches, as
+	// `counters` after the operands and the tables: the kernel's workgroups count
+	// themselves on them, and whichever counts a counter to its end sets it back to zero.
+	// CounterSlots is how many the buffer holds.
+	Counters bool
 	// Constants, where set, is one dispatch's encoded parameter slot (EncodeParams), which
 	// the module declares as the constant p instead of the uniform binding: a pipeline for
 	// that dispatch alone, whose kernel reads no parameters from memory and is compiled with
@@ -85,11 +90,18 @@ type Spec struct {
 // Bindings returns the storage bindings of the spec's pipeline: its operands, and the
 // tables' buffer with Tables.
 func (s *Spec) Bindings() int {
+	n := len(s.Operands)
 	if s.Tables {
-		return len(s.Operands) + 1
+		n++
 	}
-	return len(s.Operands)
+	if s.Counters {
+		n++
+	}
+	return n
 }
+
+// CounterSlots is how many counters the buffer a Spec.Counters kernel binds holds.
+const CounterSlots = 16384
 
 // Key returns a string that identifies the pipeline the spec produces.
 func (s *Spec) Key() string {
@@ -118,6 +130,9 @@ func (s *Spec) Key() string {
 	fmt.Fprintf(&b, "|wg%d", s.Workgroup)
 	if s.Tables {
 		b.WriteString("|tables")
+	}
+	if s.Counters {
+		b.WriteString("|counters")
 	}
 	if s.Constants != nil {
 		fmt.Fprintf(&b, "|constants%x", s.Constants)
@@ -203,6 +218,13 @@ func Source(s *Spec) (string, error) {
 			return "", fmt.Errorf("wgsl: %s binds the tables but its operands have none", s.Kernel)
 		}
 		fmt.Fprintf(&out, "@group(0) @binding(%d) var<storage, read> tables: array<vec4<u32>>;\n", len(s.Operands)+1)
+	}
+	if s.Counters {
+		at := len(s.Operands) + 1
+		if s.Tables {
+			at++
+		}
+		fmt.Fprintf(&out, "@group(0) @binding(%d) var<storage, read_write> counters: array<atomic<u32>, %d>;\n", at, CounterSlots)
 	}
 	out.WriteString(formatsInit(fills, copies))
 	for i, o := range s.Operands {

@@ -238,6 +238,16 @@ fn affine(m: u32, uw: u32, b: u32, j: u32) -> vec2<f32> {
 }
 #endif
 
+#if TAIL
+// The gate form that quantizes the down product's column (ops/gate_tail.go): the groups
+// of its result, in the same layout as its own column, are stored through xo; the
+// counters (one a group of its rows) tell the workgroup that stores a group's last rows.
+#include mul_mat_vec_q4_quant
+fn xq_seti(i: u32, v: i32) { xo_seti(i, v); }
+#include mul_mat_vec_xq_store
+var<workgroup> tail_count: u32;
+#endif
+
 #if XQ
 // Activation group gi of the column whose first group is slot col of xq (a batch's column
 // c at slot (bt NCOLS + c) K / GROUP): its WPG words in x, and (dl, sl, dh, sh) (see
@@ -621,5 +631,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     dst_set(offset4(o, p.D), y);
 #endif
   }
+#if TAIL
+  // Count the rows stored on their group's counter (the stores visible to the device
+  // first); the workgroup that completes the group reads its GROUP results back and
+  // quantizes them as the down product's column group i0 / GROUP, then sets the counter
+  // back to zero for the next dispatch.
+  storageBarrier();
+  if (lid == 0u) { tail_count = atomicAdd(&counters[i0 / GROUP], ROWS) + ROWS; }
+  if (workgroupUniformLoad(&tail_count) == GROUP) {
+    storageBarrier();
+    let q = i0 / GROUP;
+    let w = lid % WPG;
+    let e = group_start(q) + word_elem(w);
+    var lo: vec4<f32>;
+    var hi: vec4<f32>;
+    for (var j = 0u; j < 4u; j = j + 1u) {
+      lo[j] = dst_get(offset4(vec4<u32>(e + j, 0u, 0u, 0u), p.D));
+      hi[j] = dst_get(offset4(vec4<u32>(e + HALF + j, 0u, 0u, 0u), p.D));
+    }
+    xq_store(lid, w, q, lo, hi, lid < WPG);
+    if (lid == 0u) { atomicStore(&counters[q], 0u); }
+  }
+#endif
 #endif
 }
