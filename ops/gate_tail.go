@@ -16,8 +16,9 @@ import (
 // store on an atomic counter per group of the down product's quantized column (the
 // device's counters, wgsl.Spec.Counters); the workgroup that completes a group quantizes
 // it there and then (xq_store) and sets its counter back to zero. The down product reads
-// that column on XQ, in place of its own quantizing dispatch: one dependent dispatch less
-// a layer.
+// that column on XQ, in place of quantizing it itself: in a dispatch of its own from
+// swarXQMinRows rows (one dependent dispatch less a layer), in each of its workgroups
+// below (a 1B's 2048 rows).
 
 // gateTailRows and gateTailMaxGroups bound the gate forms the row takes: two rows a
 // workgroup or more, and at most 4096 workgroups. Every workgroup's count (an atomic add
