@@ -308,3 +308,23 @@ func TestVec16Operands(t *testing.T) {
 	_, err = Source(spec(Operand{Name: "src0", Type: Q4_K, Vec16: true, Written: true}))
 	require.ErrorContains(t, err, "only read quantized operands")
 }
+
+// TestCounters: a Spec.Counters kernel binds the counters after its operands (and the
+// tables), read-write, and its pipeline is another than the kernel's without them.
+func TestCounters(t *testing.T) {
+	spec := &Spec{Kernel: "binary", Defines: map[string]string{"OP": "+"}, Operands: []Operand{
+		{Name: "src0", Type: F32}, {Name: "src1", Type: F32}, {Name: "dst", Type: F32, Written: true}},
+		Params: reflect.TypeOf(struct{ N uint32 }{}), Workgroup: 64}
+	with := *spec
+	with.Counters = true
+	require.NotEqual(t, spec.Key(), with.Key())
+	require.Equal(t, 3, spec.Bindings())
+	require.Equal(t, 4, with.Bindings())
+	require.Zero(t, with.ReadOnly(), "the counters are written")
+	src, err := Source(&with)
+	require.NoError(t, err)
+	require.Contains(t, src, fmt.Sprintf("@binding(4) var<storage, read_write> counters: array<atomic<u32>, %d>;", CounterSlots))
+	plain, err := Source(spec)
+	require.NoError(t, err)
+	require.NotContains(t, plain, "counters")
+}
