@@ -108,12 +108,17 @@ func lowerFlashAttnMulMat(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	cols := prod[0].Tensors[1]
 	x := scratchAt(cols.Type, scratchEnd(part), cols.Ne[0])
 	reduce := faReduce(fa, split.Params.(flashAttnParams), part, &xqOut{cols: x, weights: mm.Src[0]}, l)
-	mv := prod[1]
+	return []Dispatch{split, reduce, onColumn(prod[1], cols, x)}, nil
+}
+
+// onColumn returns the product's dispatch mv (of faProduct) reading its quantized column
+// from x, which another dispatch writes, instead of cols, its own quantizing dispatch's.
+func onColumn(mv Dispatch, cols, x *tensor.Tensor) Dispatch {
 	mv.Tensors = append([]*tensor.Tensor(nil), mv.Tensors...)
 	for i, t := range mv.Tensors {
 		if t == cols {
 			mv.Tensors[i] = x
 		}
 	}
-	return []Dispatch{split, reduce, mv}, nil
+	return mv
 }

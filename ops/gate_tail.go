@@ -111,12 +111,5 @@ func lowerGateTail(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	s.Counters = true
 	gate.Spec = &s
 	gate.Tensors = append(append([]*tensor.Tensor{}, gate.Tensors...), x)
-	mv := prod[1]
-	mv.Tensors = append([]*tensor.Tensor(nil), mv.Tensors...)
-	for i, t := range mv.Tensors {
-		if t == cols {
-			mv.Tensors[i] = x
-		}
-	}
-	return append(head[:len(head)-1:len(head)-1], gate, mv), nil
+	return append(head[:len(head)-1:len(head)-1], gate, onColumn(prod[1], cols, x)), nil
 }
