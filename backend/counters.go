@@ -14,17 +14,11 @@ func (d *Device) ensureCounters() (*gpu.Buffer, error) {
 	if d.counters != nil {
 		return d.counters, nil
 	}
-	size := uint64(4 * wgsl.CounterSlots)
-	b, err := d.gpu.CreateBuffer(size, gpu.UsageStorage)
+	b, err := d.filledBuffer("counters", make([]byte, 4*wgsl.CounterSlots))
 	if err != nil {
-		return nil, fmt.Errorf("%s: counters of %d bytes: %w", d.Name, size, err)
-	}
-	if err := d.gpu.Write(b, 0, make([]byte, size)); err != nil {
-		b.Release()
-		return nil, fmt.Errorf("%s: counters: %w", d.Name, err)
+		return nil, err
 	}
 	d.counters = b
-	d.allocated += b.Size
 	return b, nil
 }
 

@@ -25,15 +25,25 @@ func (d *Device) ensureTables() (*gpu.Buffer, error) {
 	for i, w := range words {
 		binary.LittleEndian.PutUint32(data[4*i:], w)
 	}
+	b, err := d.filledBuffer("lookup tables", data)
+	if err != nil {
+		return nil, err
+	}
+	d.tables = b
+	return b, nil
+}
+
+// filledBuffer creates a storage buffer of the device's own holding data (what names it
+// in errors) and counts it as allocated. Callers hold the device lock.
+func (d *Device) filledBuffer(what string, data []byte) (*gpu.Buffer, error) {
 	b, err := d.gpu.CreateBuffer(uint64(len(data)), gpu.UsageStorage)
 	if err != nil {
-		return nil, fmt.Errorf("%s: lookup tables of %d bytes: %w", d.Name, len(data), err)
+		return nil, fmt.Errorf("%s: %s of %d bytes: %w", d.Name, what, len(data), err)
 	}
 	if err := d.gpu.Write(b, 0, data); err != nil {
 		b.Release()
-		return nil, fmt.Errorf("%s: lookup tables: %w", d.Name, err)
+		return nil, fmt.Errorf("%s: %s: %w", d.Name, what, err)
 	}
-	d.tables = b
 	d.allocated += b.Size
 	return b, nil
 }
