@@ -95,7 +95,7 @@ const (
 	// where Vulkan tells it). Temporary: for comparisons, tuning and tests.
 	EnvBigGroups    = "GGML_WGPU_BIG_GROUPS"
 	EnvComputeUnits = "GGML_WGPU_COMPUTE_UNITS"
-	// EnvGateTail=0 keeps the down product's column quantizing in a dispatch of its own
+	// EnvGateTail=0 leaves the down product to quantize its own column
 	// (ops.Limits.GateTailOff), for comparisons.
 	EnvGateTail = "GGML_WGPU_GATE_TAIL"
 	// EnvSpecialize chooses which graphs take pipelines with their dispatches' parameters

@@ -120,9 +120,9 @@ type Limits struct {
 	// this many in place of matBigGroups (256) where ComputeUnits would choose the split
 	// by waves, for comparisons and tuning (temporary).
 	BigGroups int
-	// GateTailOff keeps the down product's column quantizing in a dispatch of its own
-	// instead of in the feed-forward gate before it (the fusion row add+norm+mul+gate+down:
-	// gate_tail.go), for comparisons.
+	// GateTailOff leaves the down product to quantize its own column instead of the
+	// feed-forward gate before it (the fusion row add+norm+mul+gate+down: gate_tail.go),
+	// for comparisons.
 	GateTailOff bool
 	// ComputeUnits is the device's multiprocessor count where it can be told (NVIDIA's
 	// SMs; 0: unknown), from which the prompt kernel's split of K is chosen by waves
