@@ -33,7 +33,7 @@ const (
 	// EnvRecordBatch sets how many dispatches go into one command buffer (one compute
 	// pass) of a graph recorded ahead after its first part (default: all of them on a
 	// GPU, EnvBatch on a CPU driver), and EnvFirstPart the dispatches of that first part,
-	// submitted on its own (default exec.FirstPart; 0: none apart), for comparisons.
+	// submitted on its own (default exec.FirstPart: none apart), for comparisons.
 	EnvRecordBatch = "GGML_WGPU_RECORD_BATCH"
 	EnvFirstPart   = "GGML_WGPU_FIRST_PART"
 )
@@ -242,6 +242,11 @@ func (b *Backend) compute(start time.Time, equal func([]byte) bool, build func([
 		plan, err := sched.Build(ns, &l)
 		if err != nil {
 			return err
+		}
+		if d.skip != nil {
+			plan.Steps = slices.DeleteFunc(plan.Steps, func(s sched.Step) bool {
+				return d.skip.MatchString(stepLabel(s.Node.Name, s.Dispatch.Spec.Kernel))
+			})
 		}
 		plan.Cut(b.batch)
 		addCounts(&b.stats.Rows, plan.Rows)

@@ -3,6 +3,7 @@ package backend
 import (
 	"encoding/binary"
 	"math"
+	"regexp"
 	"testing"
 
 	"github.com/ggml-wgpu/ggml-wgpu/gpu"
@@ -47,6 +48,7 @@ func TestReadOnlyOperands(t *testing.T) {
 // dispatch runs one workgroup (the first rows of a mat-vec are computed, the last left as
 // they were) and other graphs are untouched; an empty or invalid pattern ablates nothing.
 func TestAblate(t *testing.T) {
+	ablatePattern := func(v string) *regexp.Regexp { return profilePattern(EnvAblate, v, "run one workgroup") }
 	require.Nil(t, ablatePattern(""))
 	require.Nil(t, ablatePattern("mul_mat_vec["), "not a regular expression: ignored")
 	require.True(t, ablatePattern("^mm mul_mat").MatchString("mm mul_mat_vec8"))
@@ -59,7 +61,7 @@ func TestAblate(t *testing.T) {
 	setAblate := func(v string) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		d.ablate = ablatePattern(v)
+		d.ablate = profilePattern(EnvAblate, v, "run one workgroup")
 	}
 	defer setAblate("")
 	setAblate("^mm ")
@@ -80,6 +82,38 @@ func TestAblate(t *testing.T) {
 	require.Zero(t, last, "the rows of the workgroups left out are not written")
 
 	setAblate("^other ")
+	c, err := NewBackend(d)
+	require.NoError(t, err)
+	defer c.Close()
+	g.compute(t, c, "whole") // a pattern that matches nothing: the product is right
+}
+
+// TestSkip: with EnvSkip's pattern, a matching dispatch is left out of the graph (its
+// result keeps what its memory held), and other graphs are untouched.
+func TestSkip(t *testing.T) {
+	d := firstDevice(t)
+	setSkip := func(v string) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.skip = profilePattern(EnvSkip, v, "are left out")
+	}
+	defer setSkip("")
+	setSkip("^mm ")
+	b, err := NewBackend(d)
+	require.NoError(t, err)
+	defer b.Close()
+	g := newMulMatGraph(t, d, 4096, 1, 64, 3)
+	off := g.dst.Loc.Addr - g.buf.Base()
+	require.NoError(t, g.buf.Memset(off, g.dst.Extent(), 0))
+	require.NoError(t, b.Compute([]byte("skipped"), func() []*tensor.Tensor { return []*tensor.Tensor{g.dst} }))
+	require.NoError(t, b.Synchronize())
+	got := make([]byte, g.dst.Extent())
+	require.NoError(t, g.buf.Read(off, got))
+	require.NotZero(t, g.want[0])
+	require.Equal(t, make([]byte, len(got)), got, "nothing written")
+	require.Zero(t, b.Stats().Dispatches)
+
+	setSkip("^other ")
 	c, err := NewBackend(d)
 	require.NoError(t, err)
 	defer c.Close()

@@ -98,6 +98,11 @@ const (
 	// EnvGateTail=0 leaves the down product to quantize its own column
 	// (ops.Limits.GateTailOff), for comparisons.
 	EnvGateTail = "GGML_WGPU_GATE_TAIL"
+	// EnvGateTailGroups and EnvGateTailRows replace the most workgroups and the fewest
+	// rows a workgroup of the gate forms that quantize the down product's column
+	// (ops.Limits.GateTailGroups, GateTailRows). Temporary: for comparisons.
+	EnvGateTailGroups = "GGML_WGPU_GATE_TAIL_GROUPS"
+	EnvGateTailRows   = "GGML_WGPU_GATE_TAIL_ROWS"
 	// EnvSpecialize chooses which graphs take pipelines with their dispatches' parameters
 	// built in (specialize.go): unset, decode steps' graphs on a hardware adapter;
 	// "decode", decode steps' graphs on any adapter; "0" none; "all" every graph (for tests
@@ -132,6 +137,11 @@ const (
 	// the time a model's tokens lose with a kernel at full size is what that kernel costs
 	// beyond a dependent dispatch of one workgroup, inside the graph (for profiling).
 	EnvAblate = "GGML_WGPU_ABLATE"
+	// EnvSkip, a regular expression over the same names, leaves every matching dispatch
+	// out of the graphs planned: results are wrong, and what a model's tokens gain is the
+	// whole cost of those dispatches, their place in the chain of dependent dispatches
+	// included (for profiling).
+	EnvSkip = "GGML_WGPU_SKIP"
 )
 
 // envInt reads a positive integer variable (0 when unset or invalid).
@@ -196,22 +206,25 @@ type Device struct {
 	// ablate matches the "node kernel" names of the dispatches that run one workgroup
 	// (EnvAblate), or is nil.
 	ablate *regexp.Regexp
+	// skip matches the names of the dispatches left out of the graphs (EnvSkip), or is nil.
+	skip *regexp.Regexp
 	// steps records the host's timeline of the device's calls (EnvTimeline), or is nil.
 	steps *stepLog
 }
 
-// ablatePattern compiles EnvAblate's value v: nil when empty or not a regular expression
-// (logged).
-func ablatePattern(v string) *regexp.Regexp {
+// profilePattern compiles v, the value of the profiling variable env (EnvAblate,
+// EnvSkip): nil when empty or not a regular expression (logged); what tells what becomes
+// of the matching dispatches, for the warning.
+func profilePattern(env, v, what string) *regexp.Regexp {
 	if v == "" {
 		return nil
 	}
 	re, err := regexp.Compile(v)
 	if err != nil {
-		logf(LogWarn, "%s ignored: %v", EnvAblate, err)
+		logf(LogWarn, "%s ignored: %v", env, err)
 		return nil
 	}
-	logf(LogWarn, "%s=%q: matching dispatches run one workgroup, their results are wrong", EnvAblate, v)
+	logf(LogWarn, "%s=%q: matching dispatches %s, their results are wrong", env, v, what)
 	return re
 }
 
@@ -235,7 +248,8 @@ func newDevice(index int, a *gpu.Adapter) *Device {
 
 		readWriteOnly: os.Getenv(EnvReadOnly) == "0",
 		specialize:    specializeModeOf(os.Getenv(EnvSpecialize)),
-		ablate:        ablatePattern(os.Getenv(EnvAblate)),
+		ablate:        profilePattern(EnvAblate, os.Getenv(EnvAblate), "run one workgroup"),
+		skip:          profilePattern(EnvSkip, os.Getenv(EnvSkip), "are left out"),
 	}
 	if os.Getenv(EnvTimeline) == "1" {
 		d.steps = newStepLog()
@@ -362,6 +376,8 @@ func (d *Device) Limits() ops.Limits {
 		Q6KWG:             envInt(EnvQ6KWG),
 		BigGroups:         envInt(EnvBigGroups),
 		GateTailOff:       os.Getenv(EnvGateTail) == "0",
+		GateTailGroups:    envInt(EnvGateTailGroups),
+		GateTailRows:      envInt(EnvGateTailRows),
 	}
 }
 

@@ -108,15 +108,23 @@ func TestConformanceNormGateDown(t *testing.T) {
 // TestNormGateDownRefused checks that a gate form of one row a workgroup (Q4_0's by
 // default) or of more than 4096 workgroups (an 8B's 14336 rows of Q4_K) leaves the down
 // product to quantize its own column (ops' gateTailRows, gateTailMaxGroups), where two
-// rows a workgroup of 8192 rows take the row.
+// rows a workgroup of 8192 rows take the row; and that Limits.GateTailGroups and
+// GateTailRows lift those bounds.
 func TestNormGateDownRefused(t *testing.T) {
 	env := openTestEnv(t)
-	tail := func(c *Case, rows int) bool {
-		keys, err := env.KernelsUnder(c, limitsWith(func(l *ops.Limits) { l.SwarMin, l.SwarRows, l.MaxWorkgroupStorage = 1, rows, 32768 }))
+	tailUnder := func(c *Case, rows, groups, least int) bool {
+		keys, err := env.KernelsUnder(c, limitsWith(func(l *ops.Limits) {
+			l.SwarMin, l.SwarRows, l.MaxWorkgroupStorage = 1, rows, 32768
+			l.GateTailGroups, l.GateTailRows = groups, least
+		}))
 		require.NoError(t, err)
 		return strings.Contains(strings.Join(keys, " "), ";TAIL=1;")
 	}
+	tail := func(c *Case, rows int) bool { return tailUnder(c, rows, 0, 0) }
 	require.False(t, tail(normGateDownCase(tensor.Q4_0, 8192, 2048), 0), "one row a workgroup by default")
 	require.True(t, tail(normGateDownCase(tensor.Q4_0, 8192, 2048), 2), "two rows a workgroup")
 	require.False(t, tail(normGateDownCase(tensor.Q4_K, 14336, 256), 0), "7168 workgroups")
+	require.True(t, tailUnder(normGateDownCase(tensor.Q4_K, 14336, 256), 0, 8192, 0), "7168 workgroups under a bound of 8192")
+	require.False(t, tailUnder(normGateDownCase(tensor.Q4_0, 8192, 2048), 0, 0, 1), "8192 workgroups of one row: the bound of 4096 stays")
+	require.True(t, tailUnder(normGateDownCase(tensor.Q4_0, 8192, 2048), 0, 8192, 1), "one row a workgroup admitted")
 }

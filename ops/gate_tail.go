@@ -26,8 +26,11 @@ import (
 // the dispatch saved is one. H100, GPU time per 1B decode graph (GGML_WGPU_PROFILE=1 bench
 // -fa on -p 0 -n 64 -r 2, two alternating runs, GGML_WGPU_GATE_TAIL=0 -> the row): Q4_K
 // (8192 rows, two a workgroup: 4096 workgroups) 930.9, 929.5 -> 902.8, 902.7 µs; Q4_0 (one
-// row a workgroup: 8192) 872.0, 874.6 -> 911.5, 911.5. An 8B's gate (14336 rows, 7168
-// workgroups at two rows) was not measured, and keeps the down product's own dispatch.
+// row a workgroup: 8192) 872.0, 874.6 -> 911.5, 911.5. An 8B's gates, where the row saves
+// the down product's quantizing dispatch, lost too (GPU time per decode graph, another
+// start, GGML_WGPU_GATE_TAIL_GROUPS and _ROWS lifting the bounds): Q4_K (14336 rows, two
+// a workgroup: 7168 workgroups) 2,877.6, 2,879.0 -> 2,949.9, 2,948.5 µs; Q4_0 (one row:
+// 14336 workgroups) 2,885.1, 2,876.3 -> 2,960.4, 2,952.8.
 const (
 	gateTailRows      = 2
 	gateTailMaxGroups = 4096
@@ -54,7 +57,7 @@ func gateTailNodes(ty tensor.Type, m, k int64) []*tensor.Tensor {
 var gateTailTypes = []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K}
 
 // guardGateTail admits the seven nodes where add+norm+mul+gate admits the first six with
-// a gate form of gateTailRows and gateTailMaxGroups, the down product reads
+// a gate form within gateTailRows and gateTailMaxGroups (Limits' overrides), the down product reads
 // the SWIGLU's result as its one column (whole rows, no batches), its weights are of the
 // gate's type, one of gateTailTypes, and take the integer mat-vec on XQ (faProduct), the
 // column's groups fit the counters, and not where Limits.GateTailOff.
@@ -72,8 +75,15 @@ func guardGateTail(n []*tensor.Tensor, l *Limits) bool {
 		return false
 	}
 	gate := head[len(head)-1]
-	if rows, err := strconv.Atoi(gate.Spec.Defines["ROWS"]); err != nil || rows < gateTailRows ||
-		uint64(gate.Grid[0])*uint64(gate.Grid[1])*uint64(gate.Grid[2]) > gateTailMaxGroups {
+	least, most := gateTailRows, uint64(gateTailMaxGroups)
+	if l.GateTailRows > 0 {
+		least = l.GateTailRows
+	}
+	if l.GateTailGroups > 0 {
+		most = uint64(l.GateTailGroups)
+	}
+	if rows, err := strconv.Atoi(gate.Spec.Defines["ROWS"]); err != nil || rows < least ||
+		uint64(gate.Grid[0])*uint64(gate.Grid[1])*uint64(gate.Grid[2]) > most {
 		return false
 	}
 	if glu.Ne[1] != 1 || glu.Ne[2] != 1 || glu.Ne[3] != 1 || glu.Type != tensor.F32 || glu.Nb[0] != 4 || down.Ne[1] != 1 {

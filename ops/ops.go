@@ -124,6 +124,10 @@ type Limits struct {
 	// feed-forward gate before it (the fusion row add+norm+mul+gate+down: gate_tail.go),
 	// for comparisons.
 	GateTailOff bool
+	// GateTailGroups and GateTailRows, set, replace the bounds of the gate forms that
+	// row takes (gateTailMaxGroups workgroups at most, gateTailRows rows a workgroup at
+	// least), for comparisons (temporary).
+	GateTailGroups, GateTailRows int
 	// ComputeUnits is the device's multiprocessor count where it can be told (NVIDIA's
 	// SMs; 0: unknown), from which the prompt kernel's split of K is chosen by waves
 	// (bigSplitsByWaves).
