@@ -97,6 +97,10 @@ const (
 	EnvComputeUnits = "GGML_WGPU_COMPUTE_UNITS"
 	// EnvGateTail=0 leaves the down product to quantize its own column
 	// (ops.Limits.GateTailOff), for comparisons.
+	// EnvQ6KHold sets the columns whose activations the Q6_K mat-vec's several-column
+	// kernel holds at a time (1 to 8; 0: every column's, read first), for comparisons
+	// (ops.Limits.Q6KHold; temporary).
+	EnvQ6KHold  = "GGML_WGPU_Q6K_HOLD"
 	EnvGateTail = "GGML_WGPU_GATE_TAIL"
 	// EnvGateTailGroups and EnvGateTailRows replace the most workgroups and the fewest
 	// rows a workgroup of the gate forms that quantize the down product's column
@@ -210,6 +214,19 @@ type Device struct {
 	skip *regexp.Regexp
 	// steps records the host's timeline of the device's calls (EnvTimeline), or is nil.
 	steps *stepLog
+}
+
+// q6kHoldEnv reads EnvQ6KHold's value v as ops.Limits.Q6KHold: 1 to 8 as they are, 0 as
+// -1 (every column's activations first), anything else (unset) as 0 (the default).
+func q6kHoldEnv(v string) int {
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil || n < 0 || n > 8:
+		return 0
+	case n == 0:
+		return -1
+	}
+	return n
 }
 
 // profilePattern compiles v, the value of the profiling variable env (EnvAblate,
@@ -372,6 +389,7 @@ func (d *Device) Limits() ops.Limits {
 		Q6KPairsMin:       envInt(EnvQ6KPairsMin),
 		Q6KXQMinRows:      envInt(EnvQ6KXQRows),
 		Q6KCols:           envInt(EnvQ6KCols),
+		Q6KHold:           q6kHoldEnv(os.Getenv(EnvQ6KHold)),
 		Q6KRows:           envInt(EnvQ6KRows),
 		Q6KWG:             envInt(EnvQ6KWG),
 		BigGroups:         envInt(EnvBigGroups),

@@ -59,13 +59,17 @@ func TestQ6KPlans(t *testing.T) {
 // any size (GGML_WGPU_Q6K_PAIRS_MIN=1: the rows of an even count of blocks take them; the
 // defaults take them from 2^24 weights only), alone and with 4 rows of 128 invocations and
 // 2 rows of 256 (GGML_WGPU_Q6K_ROWS, GGML_WGPU_Q6K_WG: more blocks a loop turn than short
-// rows hold, rows that do not fill a workgroup's).
+// rows hold, rows that do not fill a workgroup's); and with the several-column kernel
+// holding every column's activations first (GGML_WGPU_Q6K_HOLD=0) or 1, 3 (columns left
+// over after the last group) and 8 of them at a time, the gate form too.
 func TestConformanceQ6K(t *testing.T) {
-	for _, shape := range [][3]string{{"", "", ""}, {"", "", "1"}, {"4", "128", "1"}, {"2", "256", "1"}} {
-		t.Run("rows="+shape[0]+",wg="+shape[1]+",pairs_min="+shape[2], func(t *testing.T) {
+	for _, shape := range [][4]string{{"", "", "", ""}, {"", "", "1", ""}, {"4", "128", "1", ""}, {"2", "256", "1", ""},
+		{"", "", "", "0"}, {"", "", "1", "1"}, {"", "", "", "3"}, {"", "", "1", "8"}} {
+		t.Run("rows="+shape[0]+",wg="+shape[1]+",pairs_min="+shape[2]+",hold="+shape[3], func(t *testing.T) {
 			t.Setenv("GGML_WGPU_Q6K_ROWS", shape[0])
 			t.Setenv("GGML_WGPU_Q6K_WG", shape[1])
 			t.Setenv("GGML_WGPU_Q6K_PAIRS_MIN", shape[2])
+			t.Setenv("GGML_WGPU_Q6K_HOLD", shape[3])
 			isolated(t, func(t *testing.T) {
 				runSuite(t, openTestEnv(t), q6kCases())
 			})

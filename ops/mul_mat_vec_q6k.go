@@ -154,6 +154,40 @@ func q6kCols(l *Limits) int {
 	return q6kMaxCols
 }
 
+// q6kHold returns the columns whose activations the Q6_K mat-vec's several-column kernel
+// holds at a time for n columns, after turning a block's weights of its rows into floats
+// (mul_mat_vec_q6k_cols.wgsl's HOLD), or 0 for every column's activations read first and
+// each row's weights turned into floats in turn (the kernel's earlier form, which held
+// 80 vec4s of activations for eight columns two blocks at a time); Limits.Q6KHold
+// where set (-1: 0). On an H100 (µs, weights beyond the L2 cache, two runs of one start,
+// 14336 x 4096 and 4096 x 14336 at n = 2, 4, 8; GGML_WGPU_Q6K_HOLD; one run of hold 0's
+// first two lost to the log's truncation):
+//
+//	hold 0: 36.3       / 36.5, 37.2 | 61.5       / 76.6, 77.2 | 101, 103 / 136, 136
+//	hold 1: 39.5, 40.4 / 44.4, 45.2 | 57.4, 58.3 / 65.6, 65.7 | 124, 125 / 159, 159
+//	hold 2: 40.1, 40.6 / 38.7, 39.0 | 67.0, 67.6 / 97.8, 97.4 | 85.0, 85.3 / 93.9, 94.6
+//	hold 4: 40.5, 40.4 / 39.2, 39.0 | 67.8, 67.2 / 97.4, 98.1 | 84.2, 84.5 / 93.6, 95.4
+//	hold 8:                                                    123, 123 / 158, 157
+//
+// (ggml-vulkan, another start: 25.2 / 24.5, 41.3 / 40.7, 81.3 / 76.6.) An 8B-class Q4_K_M
+// decoding several sequences (bench -p 0 -n 32 -r 2 -s S), t/s:
+// S = 4 hold 0 442.2, 1 456.3, 2 407.4, 4 416.5; S = 8 hold 0 532.2, 1 509.4, 2 588.2, 4
+// 597.1, 8 506.5 (every ffn_down, attn_v and the output in Q6_K). So four columns hold one at a time, five and more four (measured at
+// eight), two and three every column first.
+func q6kHold(n int, l *Limits) int {
+	switch {
+	case l.Q6KHold < 0:
+		return 0
+	case l.Q6KHold > 0:
+		return min(l.Q6KHold, n)
+	case n == 4:
+		return 1
+	case n > 4:
+		return 4
+	}
+	return 0
+}
+
 // matVecQ6K is the Q6_K mat-vec dispatch of tensors src0, src1, dst, or with four tensors
 // its gate form: gate and up weights (the same shape and strides), src1 and the SWIGLU
 // result.
@@ -195,7 +229,11 @@ func matVecQ6K(p mulMatParams, tensors []*tensor.Tensor, l *Limits) Dispatch {
 	kernel := "mul_mat_vec_q6k"
 	if p.N > 1 {
 		kernel = "mul_mat_vec_q6k_cols"
-		defs["NCOLS"], defs["NCOLS4"] = fmt.Sprint(p.N), fmt.Sprint(4*p.N)
+		hold := q6kHold(int(p.N), l)
+		defs["NCOLS"], defs["NCOLS4"], defs["HOLD"], defs["HOLD4"], defs["ROWSB"] = fmt.Sprint(p.N), fmt.Sprint(4*p.N), fmt.Sprint(hold), fmt.Sprint(4*max(hold, 1)), "1"
+		if glu {
+			defs["ROWSB"] = fmt.Sprint(rows)
+		}
 	}
 	s := spec(kernel, wg, p, defs, ops...)
 	blocks := (uint64(p.M) + uint64(rows) - 1) / uint64(rows) * uint64(p.Batches)
@@ -223,7 +261,8 @@ func q6kPairs(w *tensor.Tensor) bool {
 
 // matVecQ6KExamples are MUL_MAT nodes that take the Q6_K mat-vec under the default limits,
 // in each of its shapes (1, 2 and 4 rows, 64 and 128 invocations, blocks one or two at a
-// time, one and two columns), for the kernel compile test.
+// time, one, two and four columns: the last with the columns' activations held one at a
+// time), for the kernel compile test.
 func matVecQ6KExamples() []*tensor.Tensor {
 	return []*tensor.Tensor{
 		node(tensor.OpMulMat, f32(512, 1), nil, contiguous(tensor.Q6_K, 2048, 512), f32(2048, 1)),
@@ -232,5 +271,7 @@ func matVecQ6KExamples() []*tensor.Tensor {
 		node(tensor.OpMulMat, f32(64, 1), nil, contiguous(tensor.Q6_K, 8192, 64), f32(8192, 1)),
 		node(tensor.OpMulMat, f32(4096, 2), nil, contiguous(tensor.Q6_K, 4096, 4096), f32(4096, 2)), // two columns, pairs
 		node(tensor.OpMulMat, f32(512, 2), nil, contiguous(tensor.Q6_K, 2048, 512), f32(2048, 2)),
+		node(tensor.OpMulMat, f32(4096, 4), nil, contiguous(tensor.Q6_K, 4096, 4096), f32(4096, 4)), // four columns held one at a time, pairs
+		node(tensor.OpMulMat, f32(512, 4), nil, contiguous(tensor.Q6_K, 2048, 512), f32(2048, 4)),
 	}
 }

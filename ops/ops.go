@@ -97,6 +97,10 @@ type Limits struct {
 	// Q6KCols overrides the most src1 columns the Q6_K mat-vec takes (0: the default, 8;
 	// 1: one column only), for comparisons.
 	Q6KCols int
+	// Q6KHold, set, replaces the columns whose activations the Q6_K mat-vec's
+	// several-column kernel holds at a time (q6kHold; -1: every column's, read first),
+	// for comparisons (temporary).
+	Q6KHold int
 	// StorageAlign is the device's minStorageBufferOffsetAlignment, where a binding may
 	// start (0: unknown).
 	StorageAlign uint32
