@@ -13,7 +13,8 @@ import (
 // 49 blocks (rows at either alignment, and loop turns that the row ends part way),
 // broadcast batches, activations over six orders of magnitude with a zero block, weights
 // and activations at their extremes, and 8192 rows; products of 2 to 8 columns (rows of
-// 1 to 49 blocks, broadcast batches, permuted columns: mul_mat_vec_q6k_cols.wgsl); and llama's
+// 1 to 49 blocks, broadcast batches, permuted columns, 4096 rows and more:
+// mul_mat_vec_q6k_cols.wgsl); and llama's
 // feed-forward gate in Q6_K (the kernel's gate form) in two sizes of one column and one of
 // two, which TestConformanceQ6K's shapes also run at 2 and 4 rows a workgroup.
 func q6kCases() []*Case {
@@ -37,6 +38,10 @@ func q6kCases() []*Case {
 	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 7, n: 5, k: 12544, bs: one, nr: one}),
 		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 9, n: 4, k: 1024, bs: [2]int64{2, 3}, nr: [2]int64{2, 1}}),
 		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 11, n: 3, k: 512, bs: [2]int64{4, 1}, nr: one, perB: true}))
+	// products of 4096 rows and more by four and eight columns (four rows a workgroup:
+	// q6kHoldWideRows), the last workgroup's rows part way
+	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 4096, n: 4, k: 512, bs: one, nr: one}),
+		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 4102, n: 8, k: 256, bs: one, nr: one}))
 	return append(cs, swarGLUCase(tensor.Q6_K, 12, 2048, 1), swarGLUCase(tensor.Q6_K, 4099, 512, 1), swarGLUCase(tensor.Q6_K, 12, 2048, 2))
 }
 

@@ -464,14 +464,22 @@ func TestQ6KLowering(t *testing.T) {
 	require.Equal(t, "mul_mat_vec_q6k_cols", two.Spec.Kernel, "two columns")
 	require.Equal(t, "2", two.Spec.Defines["NCOLS"])
 	require.Equal(t, "4", two.Spec.Defines["ACC"], "two rows by two columns")
-	for _, n := range []int64{3, 8} {
-		d := lower(mm(4096, 4096, n), l)
-		require.Equal(t, "mul_mat_vec_q6k_cols", d.Spec.Kernel, "%d columns", n)
-		require.Equal(t, fmt.Sprint(n), d.Spec.Defines["NCOLS"])
-		require.Equal(t, "2", d.Spec.Defines["ROWS"])
+	// columns, held at a time (q6kHold), rows and invocations a workgroup (q6kHoldWideRows)
+	for _, c := range []struct {
+		m, n     int64
+		hold     string
+		rows, wg int
+	}{{4096, 3, "0", 2, 64}, {4096, 4, "1", 4, 64}, {4096, 8, "4", 4, 64}, {2048, 8, "4", 1, 64}, {128256, 8, "4", 4, 64}} {
+		d := lower(mm(c.m, 4096, c.n), l)
+		require.Equal(t, "mul_mat_vec_q6k_cols", d.Spec.Kernel, "%d columns", c.n)
+		require.Equal(t, fmt.Sprint(c.n), d.Spec.Defines["NCOLS"])
+		require.Equal(t, c.hold, d.Spec.Defines["HOLD"], "%d x %d columns", c.m, c.n)
+		require.Equal(t, fmt.Sprint(c.rows), d.Spec.Defines["ROWS"], "%d x %d columns", c.m, c.n)
+		require.Equal(t, c.wg, d.Spec.Workgroup, "%d x %d columns", c.m, c.n)
 	}
-	head := lower(mm(128256, 4096, 8), l)
-	require.Equal(t, "2", head.Spec.Defines["ROWS"], "an output head by 8 columns keeps two rows")
+	held := *l
+	held.Q6KHold = -1
+	require.Equal(t, "2", lower(mm(4096, 4096, 8), &held).Spec.Defines["ROWS"], "every column's activations first: two rows")
 	require.Equal(t, "4", lower(mm(128256, 4096, 2), l).Spec.Defines["ROWS"], "by 2 columns, four")
 	nine, err := Lower(mm(4096, 4096, 9), l)
 	require.NoError(t, err)
