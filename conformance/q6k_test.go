@@ -38,8 +38,8 @@ func q6kCases() []*Case {
 	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 7, n: 5, k: 12544, bs: one, nr: one}),
 		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 9, n: 4, k: 1024, bs: [2]int64{2, 3}, nr: [2]int64{2, 1}}),
 		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 11, n: 3, k: 512, bs: [2]int64{4, 1}, nr: one, perB: true}))
-	// products of 4096 rows and more by four and eight columns (four rows a workgroup:
-	// q6kHoldWideRows), the last workgroup's rows part way
+	// products of 4096 rows and more by four and eight columns, the last workgroup's rows
+	// part way
 	cs = append(cs, mulMatCase(mmSpec{ta: tensor.Q6_K, m: 4096, n: 4, k: 512, bs: one, nr: one}),
 		mulMatCase(mmSpec{ta: tensor.Q6_K, m: 4102, n: 8, k: 256, bs: one, nr: one}))
 	return append(cs, swarGLUCase(tensor.Q6_K, 12, 2048, 1), swarGLUCase(tensor.Q6_K, 4099, 512, 1), swarGLUCase(tensor.Q6_K, 12, 2048, 2))

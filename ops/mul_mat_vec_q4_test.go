@@ -464,12 +464,12 @@ func TestQ6KLowering(t *testing.T) {
 	require.Equal(t, "mul_mat_vec_q6k_cols", two.Spec.Kernel, "two columns")
 	require.Equal(t, "2", two.Spec.Defines["NCOLS"])
 	require.Equal(t, "4", two.Spec.Defines["ACC"], "two rows by two columns")
-	// columns, held at a time (q6kHold), rows and invocations a workgroup (q6kHoldWideRows)
+	// columns, held at a time (q6kHold), rows and invocations a workgroup
 	for _, c := range []struct {
 		m, n     int64
 		hold     string
 		rows, wg int
-	}{{4096, 3, "0", 2, 64}, {4096, 4, "1", 4, 64}, {4096, 8, "4", 4, 64}, {2048, 8, "4", 1, 64}, {128256, 8, "4", 4, 64}} {
+	}{{4096, 3, "0", 2, 64}, {4096, 4, "1", 2, 64}, {4096, 8, "4", 2, 64}, {2048, 8, "4", 1, 64}, {128256, 8, "4", 2, 64}} {
 		d := lower(mm(c.m, 4096, c.n), l)
 		require.Equal(t, "mul_mat_vec_q6k_cols", d.Spec.Kernel, "%d columns", c.n)
 		require.Equal(t, fmt.Sprint(c.n), d.Spec.Defines["NCOLS"])
@@ -479,7 +479,10 @@ func TestQ6KLowering(t *testing.T) {
 	}
 	held := *l
 	held.Q6KHold = -1
-	require.Equal(t, "2", lower(mm(4096, 4096, 8), &held).Spec.Defines["ROWS"], "every column's activations first: two rows")
+	require.Equal(t, "0", lower(mm(4096, 4096, 8), &held).Spec.Defines["HOLD"], "every column's activations first")
+	held.Q6KHold = 3
+	require.Equal(t, "3", lower(mm(4096, 4096, 8), &held).Spec.Defines["HOLD"])
+	require.Equal(t, "2", lower(mm(4096, 4096, 2), &held).Spec.Defines["HOLD"], "at most the columns")
 	require.Equal(t, "4", lower(mm(128256, 4096, 2), l).Spec.Defines["ROWS"], "by 2 columns, four")
 	nine, err := Lower(mm(4096, 4096, 9), l)
 	require.NoError(t, err)

@@ -172,8 +172,13 @@ func q6kCols(l *Limits) int {
 // (ggml-vulkan, another start: 25.2 / 24.5, 41.3 / 40.7, 81.3 / 76.6.) An 8B-class Q4_K_M
 // decoding several sequences (bench -p 0 -n 32 -r 2 -s S), t/s:
 // S = 4 hold 0 442.2, 1 456.3, 2 407.4, 4 416.5; S = 8 hold 0 532.2, 1 509.4, 2 588.2, 4
-// 597.1, 8 506.5 (every ffn_down, attn_v and the output in Q6_K). So four columns hold one at a time, five and more four (measured at
-// eight), two and three every column first.
+// 597.1, 8 506.5 (every ffn_down, attn_v and the output in Q6_K). So four columns hold one
+// at a time, five and more four (measured at eight), two and three every column first.
+// With few columns held, four rows by 64 invocations measured faster alone (one run each,
+// 14336 x 4096 and 4096 x 14336 at n = 4 and 8: 52.5, 81.9 / 59.7, 77.0 against 56.9, 81.2
+// / 64.8, 89.6 at the two rows by 64 / 128 of q6kShape) but not in the model (S = 4 427.0,
+// 440.1 against 452.4, 464.1 at two rows, GGML_WGPU_Q6K_ROWS=2; S = 8 575.4, 598.5 against
+// 583.9, 588.4, alternating, the output head kept at two rows), so the rows stay two.
 func q6kHold(n int, l *Limits) int {
 	switch {
 	case l.Q6KHold < 0:
@@ -187,16 +192,6 @@ func q6kHold(n int, l *Limits) int {
 	}
 	return 0
 }
-
-// q6kHoldWideRows is the fewest rows (over every batch) of a product of several columns
-// whose Q6_K mat-vec, holding few columns' activations (q6kHold), takes four rows by 64
-// invocations a workgroup, where the register-bound earlier form took two at most. On an
-// H100 (µs, weights beyond the L2 cache, one run each, 14336 x 4096 and 4096 x 14336 at
-// n = 4 and 8, rows x invocations): 2 x 64 / 2 x 128 (the default before) 56.9, 81.2 /
-// 64.8, 89.6; 4 x 64 52.5, 81.9 / 59.7, 77.0; 4 x 64 / 128 52.4, 80.9 / 60.4, 86.4; 2 x
-// 64 57.8, 82.7 / 61.4, 85.6; 2 x 256 68.8, 126 / 61.9, 98.1; 1 x 64 / 128 70.3, 169 /
-// 81.3, 223. Fewer rows keep the shape of q6kShape (not measured).
-const q6kHoldWideRows = 4096
 
 // matVecQ6K is the Q6_K mat-vec dispatch of tensors src0, src1, dst, or with four tensors
 // its gate form: gate and up weights (the same shape and strides), src1 and the SWIGLU
@@ -225,9 +220,6 @@ func matVecQ6K(p mulMatParams, tensors []*tensor.Tensor, l *Limits) Dispatch {
 	}
 	if p.N > 2 && rows > 2 && l.Q6KRows == 0 {
 		rows = 2 // see q6kMaxCols
-	}
-	if !glu && p.N > 1 && q6kHold(int(p.N), l) > 0 && p.M*p.Batches >= q6kHoldWideRows && l.Q6KRows == 0 && l.Q6KWG == 0 {
-		rows, wg = 4, 64
 	}
 	for rows > 1 && rows*perRow*wg > matVecRed { // overrides only: the sums must fit
 		rows /= 2
