@@ -33,7 +33,7 @@ const (
 	// EnvRecordBatch sets how many dispatches go into one command buffer (one compute
 	// pass) of a graph recorded ahead after its first part (default: all of them on a
 	// GPU, EnvBatch on a CPU driver), and EnvFirstPart the dispatches of that first part,
-	// submitted on its own (default exec.FirstPart: none apart), for comparisons.
+	// submitted on its own (default exec.FirstPart; 0: none apart), for comparisons.
 	EnvRecordBatch = "GGML_WGPU_RECORD_BATCH"
 	EnvFirstPart   = "GGML_WGPU_FIRST_PART"
 )

@@ -95,12 +95,12 @@ const (
 	// where Vulkan tells it). Temporary: for comparisons, tuning and tests.
 	EnvBigGroups    = "GGML_WGPU_BIG_GROUPS"
 	EnvComputeUnits = "GGML_WGPU_COMPUTE_UNITS"
-	// EnvGateTail=0 leaves the down product to quantize its own column
-	// (ops.Limits.GateTailOff), for comparisons.
 	// EnvQ6KHold sets the columns whose activations the Q6_K mat-vec's several-column
 	// kernel holds at a time (1 to 8; 0: every column's, read first), for comparisons
 	// (ops.Limits.Q6KHold; temporary).
-	EnvQ6KHold  = "GGML_WGPU_Q6K_HOLD"
+	EnvQ6KHold = "GGML_WGPU_Q6K_HOLD"
+	// EnvGateTail=0 leaves the down product to quantize its own column
+	// (ops.Limits.GateTailOff), for comparisons.
 	EnvGateTail = "GGML_WGPU_GATE_TAIL"
 	// EnvGateTailGroups and EnvGateTailRows replace the most workgroups and the fewest
 	// rows a workgroup of the gate forms that quantize the down product's column

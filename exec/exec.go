@@ -49,7 +49,7 @@ type Executor struct {
 	bad    map[string]error
 	rec    *Recording // a graph recorded ahead (Prerecord), or nil
 	// FirstPart is the steps of a recording submitted together that go first, on their
-	// own (FirstPart by default: none apart).
+	// own (FirstPart by default; 0: none apart).
 	FirstPart int
 	// OnSubmit, when set, is called after every submission the executor makes (the
 	// backend's host timeline).

@@ -15,9 +15,8 @@ import (
 // so the next token's recording is made while the GPU runs this one's, and the GPU
 // neither waits for the first dispatches to be recorded nor idles between submissions.
 // It is several command buffers (one compute pass each): the first FirstPart steps,
-// submitted on their own where Executor.FirstPart asks for them (by default none), then
-// the rest in command buffers of at most perSubmit steps, submitted together in one
-// submission, for a GPU pauses between submissions (on an H100
+// submitted on their own, then the rest in command buffers of at most perSubmit steps,
+// submitted together in one submission, for a GPU pauses between submissions (on an H100
 // a 1B decode graph's GPU time from its first pass's start to its last one's end exceeded
 // the passes' busy time by ~25 µs per extra submission). On CPU drivers, which need
 // short submissions, the command buffers hold at most perSubmit steps each and are
@@ -188,15 +187,16 @@ func (e *Executor) DropRecording() {
 }
 
 // FirstPart is how many steps a recording submitted together puts in its first command
-// buffer, submitted on its own (Executor.FirstPart; 0: none apart), by default none: the
-// GPU could start on a first part while wgpu-native took in the rest, but the boundary
-// between the two submissions cost more than that start gained. On an H100 (GPU time per
-// decode graph, GGML_WGPU_PROFILE=1, bench -p 0 -n 64 -r 2, two rounds of one start,
-// 16 / 0 apart) a 1B Q4_0's 877.0, 877.0 / 859.9, 859.3 µs at 764, 739 / 808, 837 t/s, an
-// 8B Q4_K's 2,872.1, 2,873.5 / 2,848.7, 2,853.7 µs at 290.5, 292.1 / 298.1, 305.4 t/s
-// (4 and 32 apart in between). An earlier round, when the rest went in command buffers of
-// 64 steps, measured 16 and 0 within its noise.
-const FirstPart = 0
+// buffer, submitted on its own by default (Executor.FirstPart): wgpu-native takes ~1 µs of
+// CPU per recorded dispatch to submit (an H100 8B decode graph's 292 dispatches in one
+// submission: 296 µs from the compute's start), and the GPU can start on these while it
+// takes in the rest. A later round, with the rest in one command buffer, measured the
+// GPU's time per decode graph 2% lower without a first part (H100, GGML_WGPU_PROFILE=1,
+// bench -p 0 -n 64 -r 2, 16 / 0 apart: 1B Q4_0 877.0, 877.0 / 859.9, 859.3 µs; 8B Q4_K
+// 2,872.1, 2,873.5 / 2,848.7, 2,853.7), but not the tokens untimed (alternating, another
+// start: 1B Q4_0 tg128, -r 3 and -r 5, 855.0, 869.9, 838.5, 848.5, 861.3 / 726.3, 784.1,
+// 823.7, 894.4, 833.7 t/s; 8B Q4_K tg64 -r 2 315.7, 302.3 / 303.3, 305.8), so it stays.
+const FirstPart = 16
 
 // cutAfter reports whether a recording's command buffer ends after step i, its first
 // part first steps.

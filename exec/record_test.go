@@ -113,15 +113,11 @@ func TestRecordingDroppedByRunAndReleasedBuffers(t *testing.T) {
 	require.Error(t, e.Run(steps, nil), "the steps themselves now fail cleanly")
 }
 
-// firstPart is the first part the tests of a recording's parts ask for.
-const firstPart = 16
-
 // A pass timer times each of a recording's command buffers: submitted together, the first
-// firstPart steps on their own where asked for, the rest in one submission.
+// FirstPart steps on their own, the rest in one submission.
 func TestRecordingTimedByPassTimer(t *testing.T) {
 	d := openTimed(t)
-	e, out, steps := bumpRig(t, d, firstPart+4, 64)
-	e.FirstPart = firstPart
+	e, out, steps := bumpRig(t, d, FirstPart+4, 64)
 	tm, err := NewPassTimer(d, 16)
 	require.NoError(t, err)
 	defer tm.Release()
@@ -137,7 +133,7 @@ func TestRecordingTimedByPassTimer(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got.Spans, 3, "one timed pass per command buffer: the first part, then two of 2 steps")
 	require.Len(t, got.Submits, 2, "the first part on its own, then the rest together")
-	want := make([]uint32, firstPart+4)
+	want := make([]uint32, FirstPart+4)
 	for i := range want {
 		want[i] = uint32(i + 1)
 	}
@@ -148,8 +144,7 @@ func TestRecordingTimedByPassTimer(t *testing.T) {
 // Read is served from it, and no submission follows the recording's own.
 func TestRecordingReadsOut(t *testing.T) {
 	d := device(t)
-	e, out, steps := bumpRig(t, d, firstPart+3, 64)
-	e.FirstPart = firstPart
+	e, out, steps := bumpRig(t, d, FirstPart+3, 64)
 	require.NoError(t, e.Prerecord("graph", steps, 2, true, nil))
 	before := d.Submitted()
 	ran, read, err := e.RunRecorded("graph", nil, &Readout{Buf: out, Offset: 0, Size: 128})
@@ -165,12 +160,12 @@ func TestRecordingReadsOut(t *testing.T) {
 	}
 }
 
-// Without a first part apart (the default), a recording of command buffers as long as the
-// graph is one command buffer, one submission.
+// Without a first part apart, a recording of command buffers as long as the graph is one
+// command buffer, one submission.
 func TestRecordingInOnePart(t *testing.T) {
 	d := device(t)
-	e, out, steps := bumpRig(t, d, firstPart+5, 64)
-	require.Zero(t, e.FirstPart, "none apart by default")
+	e, out, steps := bumpRig(t, d, FirstPart+5, 64)
+	e.FirstPart = 0
 	require.NoError(t, e.Prerecord("graph", steps, len(steps), true, nil))
 	require.Len(t, e.rec.cbs, 1)
 	before := d.Submitted()
@@ -182,8 +177,8 @@ func TestRecordingInOnePart(t *testing.T) {
 	for i := range steps {
 		require.EqualValues(t, i+1, got[i])
 	}
-	// A first part asked for: that part, then the rest in one command buffer.
-	e.FirstPart = firstPart
+	// The default first part: that part, then the rest in one command buffer.
+	e.FirstPart = FirstPart
 	require.NoError(t, e.Prerecord("graph", steps, len(steps), true, nil))
 	require.Len(t, e.rec.cbs, 2)
 	e.DropRecording()
