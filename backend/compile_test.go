@@ -58,66 +58,63 @@ func TestAblate(t *testing.T) {
 	require.Equal(t, "node_12 flash_attn", stepLabel("node_12", "flash_attn"), "no layer suffix")
 
 	d := firstDevice(t)
-	setAblate := func(v string) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		d.ablate = profilePattern(EnvAblate, v, "run one workgroup")
-	}
+	setAblate := patternSetter(d, &d.ablate, EnvAblate, "run one workgroup")
 	defer setAblate("")
-	setAblate("^mm ")
-	b, err := NewBackend(d)
-	require.NoError(t, err)
-	defer b.Close()
-	g := newMulMatGraph(t, d, 4096, 1, 64, 3)
-	off := g.dst.Loc.Addr - g.buf.Base()
-	require.NoError(t, g.buf.Memset(off, g.dst.Extent(), 0))
-	require.NoError(t, b.Compute([]byte("ablated"), func() []*tensor.Tensor { return []*tensor.Tensor{g.dst} }))
-	require.NoError(t, b.Synchronize())
-	got := make([]byte, g.dst.Extent())
-	require.NoError(t, g.buf.Read(off, got))
+	got, g, n := profiledMulMat(t, d, setAblate)
+	require.Equal(t, 1, n)
 	first := math.Float32frombits(binary.LittleEndian.Uint32(got))
 	last := math.Float32frombits(binary.LittleEndian.Uint32(got[len(got)-4:]))
 	require.InDelta(t, g.want[0], first, 1e-3*(1+math.Abs(g.want[0])), "the one workgroup's rows")
 	require.NotZero(t, g.want[len(g.want)-1])
 	require.Zero(t, last, "the rows of the workgroups left out are not written")
-
-	setAblate("^other ")
-	c, err := NewBackend(d)
-	require.NoError(t, err)
-	defer c.Close()
-	g.compute(t, c, "whole") // a pattern that matches nothing: the product is right
 }
 
 // TestSkip: with EnvSkip's pattern, a matching dispatch is left out of the graph (its
 // result keeps what its memory held), and other graphs are untouched.
 func TestSkip(t *testing.T) {
 	d := firstDevice(t)
-	setSkip := func(v string) {
+	setSkip := patternSetter(d, &d.skip, EnvSkip, "are left out")
+	defer setSkip("")
+	got, g, n := profiledMulMat(t, d, setSkip)
+	require.NotZero(t, g.want[0])
+	require.Equal(t, make([]byte, len(got)), got, "nothing written")
+	require.Zero(t, n, "no dispatch")
+}
+
+// patternSetter returns a function that sets *field, one of d's profiling patterns, to
+// the pattern of env's value v.
+func patternSetter(d *Device, field **regexp.Regexp, env, what string) func(v string) {
+	return func(v string) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		d.skip = profilePattern(EnvSkip, v, "are left out")
+		*field = profilePattern(env, v, what)
 	}
-	defer setSkip("")
-	setSkip("^mm ")
+}
+
+// profiledMulMat runs a mat-vec graph (node "mm") with set's pattern "^mm " and returns
+// its result, written over zeros, the graph and the dispatches that ran; it then checks
+// that a pattern that matches nothing ("^other ") leaves the product whole.
+func profiledMulMat(t *testing.T, d *Device, set func(string)) ([]byte, *mulMatGraph, int) {
+	t.Helper()
+	set("^mm ")
 	b, err := NewBackend(d)
 	require.NoError(t, err)
 	defer b.Close()
 	g := newMulMatGraph(t, d, 4096, 1, 64, 3)
 	off := g.dst.Loc.Addr - g.buf.Base()
 	require.NoError(t, g.buf.Memset(off, g.dst.Extent(), 0))
-	require.NoError(t, b.Compute([]byte("skipped"), func() []*tensor.Tensor { return []*tensor.Tensor{g.dst} }))
+	require.NoError(t, b.Compute([]byte("profiled"), func() []*tensor.Tensor { return []*tensor.Tensor{g.dst} }))
 	require.NoError(t, b.Synchronize())
 	got := make([]byte, g.dst.Extent())
 	require.NoError(t, g.buf.Read(off, got))
-	require.NotZero(t, g.want[0])
-	require.Equal(t, make([]byte, len(got)), got, "nothing written")
-	require.Zero(t, b.Stats().Dispatches)
+	dispatches := b.Stats().Dispatches
 
-	setSkip("^other ")
+	set("^other ")
 	c, err := NewBackend(d)
 	require.NoError(t, err)
 	defer c.Close()
 	g.compute(t, c, "whole") // a pattern that matches nothing: the product is right
+	return got, g, dispatches
 }
 
 // A graph recorded ahead goes in one command buffer after its first part on a GPU, in
