@@ -28,14 +28,15 @@ func matVecColsCases() []*Case {
 	return cs
 }
 
-// TestConformanceMatVecCols runs matVecColsCases in a child process with the vectorised
-// mat-vec at the shape matVecColsShape picks for large products, 4 rows of 32 invocations
-// (GGML_WGPU_MATVEC_ROWS, GGML_WGPU_MATVEC_WG), which the suite's small products do not take
-// by themselves.
+// TestConformanceMatVecCols runs matVecColsCases in child processes with the vectorised
+// mat-vec at the shapes matVecColsShape picks for large products, 4 rows of 32 and of 128
+// invocations (GGML_WGPU_MATVEC_ROWS, GGML_WGPU_MATVEC_WG), which the suite's small
+// products do not take by themselves (4 rows of 64 differ from 128 in the workgroup size
+// alone, which the small products' shapes cover).
 func TestConformanceMatVecCols(t *testing.T) {
 	cs := matVecColsCases()
 	require.GreaterOrEqual(t, len(cs), 100)
-	for _, shape := range [][2]string{{"4", "32"}} {
+	for _, shape := range [][2]string{{"4", "32"}, {"4", "128"}} {
 		t.Run("rows="+shape[0]+",wg="+shape[1], func(t *testing.T) {
 			t.Setenv("GGML_WGPU_MATVEC_ROWS", shape[0])
 			t.Setenv("GGML_WGPU_MATVEC_WG", shape[1])

@@ -335,35 +335,46 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 
 // matVecColsShape returns the vectorised mat-vec kernel's rows per workgroup and workgroup
 // size for a product of m rows (over every batch) by cols >= 2 columns, of two matrices
-// (the gate) or one, quantized or not, where it differs from matVecShape's (ok): 32
-// invocations, each computing 4 rows so that its src1 registers serve more rows, from 5
-// columns (4096 rows and more) and for unquantized weights (8192 rows and more); 2 rows
-// for quantized weights below 5 columns and for the gate's two matrices (8192 rows and
-// more). Measured on an NVIDIA H200, weights beyond the L2 cache, n = 2, 4, 8, µs,
-// matVecShape's shape -> this one (ggml-vulkan):
-//   - 14336 x 4096 (2 rows by 64 invocations before): F16 37.2, 58.6, 89.5 -> 33.9, 45.1,
-//     73.8 (29.8, 37.7, 73.6); Q8_0 41.4, 62.1, 106 -> 41.3, 58.0, 80.6 (28.6, 40.1,
-//     63.1); Q4_0 46.7, 55.6, 97.9 -> 42.0, 52.9, 71.1 (23.4, 36.2, 63.9); Q4_K 44.8,
-//     63.0, 95.2 -> 43.6, 62.5, 83.1 (29.4, 46.7, 85.4); Q6_K 54.1, 71.3, 102 -> 53.1,
-//     73.3, 93.1 (24.1, 40.3, 80.3); the Q4_K gate 84.3, 114, 176 -> 84.6, 107, 151
-//     (52.7, 86.7, 158).
-//   - 4096 x 14336 (2 rows by 128 invocations, kept below 5 columns), n = 8: F16 89.2 ->
-//     68.4 (79.7), Q8_0 111 -> 71.1 (67.2), Q4_K 90.7 -> 81.5 (97.9), Q6_K 96.7 -> 94.2
-//     (76.3); at n = 2 and 4, 32 invocations lost (Q4_K 43.5 -> 49.4, 83.6).
+// (the gate) or one, quantized or not, where it differs from matVecShape's (ok), from
+// 4096 rows: four rows an invocation, so that its src1 registers serve more rows; 32
+// invocations from 5 columns; 128 by two columns and for quantized weights by three and
+// four, 64 for unquantized ones by three and four; 2 rows by 32 for the gate's two
+// matrices (8192 rows and more).
 //
-// 1, 2, 4 and 8 rows by 32, 64 and 128 invocations were measured; 8 rows lost everywhere.
+// Measured on an NVIDIA H100 (weights beyond the L2 cache, 14336 x 4096 / 4096 x 14336,
+// µs; the shape before, 4 x 32 for unquantized weights from 8192 rows and 2 x 32 for
+// quantized ones, matVecShape's 2 x 128 below: -> 4 x 64 -> 4 x 128; ggml-vulkan in brackets):
+//   - n = 2: F16 43.9 / 45.7 -> 47.5 / 49.2 -> 44.4 / 44.2 (39.2 / 39.1); Q8_0 37.6 / 42.9
+//     -> 35.7 / 40.3 -> 34.7 / 35.8 (32.6 / 33.2); IQ4_XS 62.6 / 61.5 -> 49.9 / 46.1 ->
+//     48.4 / 43.4 (41.5 / 40.3, another start).
+//   - n = 4: F16 54.4 / 74.8 -> 49.5 / 48.7 -> 50.6 / 51.8 (46.0 / 56.6); Q8_0 56.1 / 59.3
+//     -> 43.2 / 43.0 -> 45.9 / 42.9 (44.6 / 45.2); IQ4_XS 70.7 / 74.8 -> 63.0 / 66.0 ->
+//     62.9 / 57.4 (57.9 / 67.7); MXFP4 51.7 / 53.4 -> 46.6 / 47.5 -> 48.5 / 47.8 (41.9 at
+//     14336 x 4096).
+//   - n = 8 (4 x 32 kept, with TWO for F16): F16 70.5 / 66.2 -> 69.8 / 82.1 -> 78.4 / 72.1;
+//     Q8_0 73.5 / 73.8 -> 71.2 / 76.3 -> 80.1 / 70.1; IQ4_XS 85.1 / 101 -> 102 / 93.5 ->
+//     124 / 96.4; MXFP4 87.2 / 83.3 -> 79.8 / 79.1 -> 89.4 / 85.7.
+//   - 2 x 64 lost everywhere (F16 n = 4 62.7 / 68.9, Q8_0 63.2 / 57.4); 1 x 64 and 2 x 32
+//     too (F16 n = 4 78.3 and 80.3 at 4096 x 14336).
+//
+// The other quantized formats this kernel takes by 2 to 4 columns (Q5_0, Q5_1 from three,
+// the K and IQ formats but Q4_K, Q5_K, Q6_K, IQ4_NL) take the quantized shape unmeasured.
+// An earlier round (H200) chose 4 x 32 from 5 columns and for unquantized weights, where
+// 8 rows lost everywhere.
 func matVecColsShape(m, cols uint32, second, quantized bool) (rows, wg int, ok bool) {
 	switch {
 	case cols < 2 || m < 4096:
 		return 0, 0, false
-	case cols >= 5 && !second:
-		return 4, 32, true
-	case m < 8192:
+	case second && m < 8192:
 		return 0, 0, false
-	case !second && !quantized:
+	case second:
+		return 2, 32, true
+	case cols >= 5:
 		return 4, 32, true
+	case cols == 2 || quantized:
+		return 4, 128, true
 	}
-	return 2, 32, true
+	return 4, 64, true
 }
 
 // matVecTwoMinK: the vectorised mat-vec kernel, where it reads one matrix's weights eight

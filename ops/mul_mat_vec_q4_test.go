@@ -506,9 +506,9 @@ func TestQ6KLowering(t *testing.T) {
 }
 
 // TestMatVecColsShape checks the vectorised mat-vec's shape for several columns
-// (matVecColsShape): 32 invocations of 4 rows from 5 columns, and from 8192 rows 4 rows
-// for unquantized weights, 2 for quantized ones; matVecShape's for fewer rows, fewer
-// columns below 8192 rows, or with a tuning override.
+// (matVecColsShape) from 4096 rows: 4 rows by 32 invocations from 5 columns, by 128 at
+// two columns and for quantized weights at three and four, by 64 for unquantized weights
+// at three and four; matVecShape's for fewer rows or with a tuning override.
 func TestMatVecColsShape(t *testing.T) {
 	// the 4-bit formats' and Q6_K's several columns take their own kernels unless they take one only
 	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384, SwarCols: 1, Q6KCols: 1}
@@ -520,10 +520,11 @@ func TestMatVecColsShape(t *testing.T) {
 		m, n     int64
 		rows, wg int
 	}{
-		{tensor.F16, 14336, 2, 4, 32}, {tensor.F16, 14336, 8, 4, 32},
-		{tensor.Q4_K, 14336, 2, 2, 32}, {tensor.Q4_K, 14336, 4, 2, 32}, {tensor.Q4_K, 14336, 5, 4, 32},
-		{tensor.Q8_0, 8192, 8, 4, 32}, {tensor.Q6_K, 14336, 3, 2, 32},
-		{tensor.F16, 4096, 2, 2, 64}, {tensor.Q4_K, 4096, 4, 2, 64}, {tensor.Q4_K, 4096, 8, 4, 32}, {tensor.F16, 2048, 8, 1, 64},
+		{tensor.F16, 14336, 2, 4, 128}, {tensor.F16, 14336, 3, 4, 64}, {tensor.F16, 14336, 4, 4, 64}, {tensor.F16, 14336, 8, 4, 32},
+		{tensor.Q4_K, 14336, 2, 4, 128}, {tensor.Q4_K, 14336, 4, 4, 128}, {tensor.Q4_K, 14336, 5, 4, 32},
+		{tensor.Q8_0, 8192, 8, 4, 32}, {tensor.Q6_K, 14336, 3, 4, 128}, {tensor.BF16, 4096, 4, 4, 64},
+		{tensor.F16, 4096, 2, 4, 128}, {tensor.Q4_K, 4096, 4, 4, 128}, {tensor.Q4_K, 4096, 8, 4, 32},
+		{tensor.F16, 2048, 8, 1, 64}, {tensor.Q8_0, 2048, 4, 1, 64},
 	} {
 		ds, err := Lower(mm(c.ty, c.m, 4096, c.n), l)
 		require.NoError(t, err)
