@@ -107,6 +107,9 @@ const (
 	// (ops.Limits.GateTailGroups, GateTailRows). Temporary: for comparisons.
 	EnvGateTailGroups = "GGML_WGPU_GATE_TAIL_GROUPS"
 	EnvGateTailRows   = "GGML_WGPU_GATE_TAIL_ROWS"
+	// EnvQKVCols caps the columns (tokens) of the fusion row add+norm+mul+qkv
+	// (ops.Limits.QKVCols; 1: one column only), for comparisons.
+	EnvQKVCols = "GGML_WGPU_QKV_COLS"
 	// EnvSpecialize chooses which graphs take pipelines with their dispatches' parameters
 	// built in (specialize.go): unset, decode steps' graphs on a hardware adapter;
 	// "decode", decode steps' graphs on any adapter; "0" none; "all" every graph (for tests
@@ -396,6 +399,7 @@ func (d *Device) Limits() ops.Limits {
 		GateTailOff:       os.Getenv(EnvGateTail) == "0",
 		GateTailGroups:    envInt(EnvGateTailGroups),
 		GateTailRows:      envInt(EnvGateTailRows),
+		QKVCols:           envInt(EnvQKVCols),
 	}
 }
 

@@ -77,24 +77,34 @@ func normQKVCase(norm string, ta tensor.Type, mq, mkv, k int64) *Case {
 // normQKVMixedCase is normQKVCase with weights of types ts (Q, V, K); the name gives
 // all three where they differ.
 func normQKVMixedCase(norm string, ts [3]tensor.Type, mq, mkv, k int64) *Case {
+	return normQKVColsCase(norm, ts, mq, mkv, k, 1)
+}
+
+// normQKVColsCase is normQKVMixedCase of n columns (tokens); the name gives n where it is
+// more than one.
+func normQKVColsCase(norm string, ts [3]tensor.Type, mq, mkv, k, n int64) *Case {
 	types := ts[0].String()
 	if ts[1] != ts[0] || ts[2] != ts[0] {
 		types = fmt.Sprintf("%s/%s/%s", ts[0], ts[1], ts[2])
 	}
-	return &Case{Name: fmt.Sprintf("GRAPH(add+%s*w+qkv,type=%s,mq=%d,mkv=%d,k=%d)", norm, types, mq, mkv, k),
+	cols := ""
+	if n > 1 {
+		cols = fmt.Sprintf(",n=%d", n)
+	}
+	return &Case{Name: fmt.Sprintf("GRAPH(add+%s*w+qkv,type=%s,mq=%d,mkv=%d,k=%d%s)", norm, types, mq, mkv, k, cols),
 		Op: "GRAPH", Types: types, MaxNMSE: MulMatMaxNMSE,
 		Build: func(b *Builder) ggml.Tensor {
 			l, ctx := b.L, b.Ctx
-			attn, inp := b.New("ffn_out", f32, k, 1), b.New("ffn_inp", f32, k, 1)
+			attn, inp := b.New("ffn_out", f32, k, n), b.New("ffn_inp", f32, k, n)
 			w := b.New("norm_w", f32, k)
 			b.Init(w, Uniform(0.5, 1.5))
 			wq, wv, wk := b.New("attn_q", ts[0], k, mq), b.New("attn_v", ts[1], k, mkv), b.New("attn_k", ts[2], k, mkv)
 			sum := l.Add(ctx, attn, inp)
 			x := l.Mul(ctx, normOf(b, norm, sum), w)
 			q := l.MulMat(ctx, wq, x)
-			rq := l.Reshape4D(ctx, q, mq, 1, 1, 1)
+			rq := l.Reshape4D(ctx, q, mq, n, 1, 1)
 			v := l.MulMat(ctx, wv, x)
-			rv := l.Reshape4D(ctx, v, mkv, 1, 1, 1)
+			rv := l.Reshape4D(ctx, v, mkv, n, 1, 1)
 			kc := l.MulMat(ctx, wk, x)
 			b.Expand(rq)
 			b.Expand(rv)
@@ -111,8 +121,10 @@ func normQKVMixedCase(norm string, ts [3]tensor.Type, mq, mkv, k int64) *Case {
 // normQKVCases are the GRAPH(add+norm+qkv) cases: the integer mat-vec's formats at a 1B
 // llama's shapes (row 2048, Q 2048 rows, K and V 512), an 8B's (4096, 4096, 1024) in Q4_0
 // and Q4_K, row counts that leave a workgroup's last row past the product's, NORM in
-// place of RMS_NORM, and a product of another format (a Q4_K_M's Q6_K V, at the 1B's and
-// the 8B's shapes; a Q6_K K, the last node; an F16 Q).
+// place of RMS_NORM, a product of another format (a Q4_K_M's Q6_K V, at the 1B's and
+// the 8B's shapes; a Q6_K K, the last node; an F16 Q), and several columns (2 to 8: the
+// nibble formats at four rows a workgroup and at two, the coded formats at their most
+// columns, HBIT's lanes, a Q6_K V).
 func normQKVCases() []*Case {
 	var cs []*Case
 	for _, ta := range swarTypes {
@@ -126,7 +138,15 @@ func normQKVCases() []*Case {
 		normQKVMixedCase("rms_norm", [3]tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}, 64, 16, 2048),
 		normQKVMixedCase("rms_norm", [3]tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}, 96, 24, 4096),
 		normQKVMixedCase("rms_norm", [3]tensor.Type{tensor.Q5_K, tensor.Q5_K, tensor.Q6_K}, 33, 7, 512),
-		normQKVMixedCase("rms_norm", [3]tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_0}, 40, 24, 2048))
+		normQKVMixedCase("rms_norm", [3]tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_0}, 40, 24, 2048),
+		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.Q4_0, tensor.Q4_0, tensor.Q4_0}, 40, 12, 2048, 2),
+		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.Q4_0, tensor.Q4_0, tensor.Q4_0}, 33, 7, 256, 8),
+		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.Q4_K, tensor.Q4_K, tensor.Q4_K}, 96, 24, 4096, 4),
+		normQKVColsCase("norm", [3]tensor.Type{tensor.Q4_K, tensor.Q4_K, tensor.Q4_K}, 17, 9, 512, 3),
+		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.Q5_K, tensor.Q5_K, tensor.Q5_K}, 20, 8, 1024, 4),
+		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.MXFP4, tensor.MXFP4, tensor.MXFP4}, 20, 8, 1024, 2),
+		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.Q5_0, tensor.Q5_0, tensor.Q5_0}, 20, 8, 1024, 2),
+		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}, 96, 24, 4096, 4))
 }
 
 // ---------------------------------------------------------------------------------------

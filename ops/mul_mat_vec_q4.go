@@ -546,11 +546,13 @@ type swarMultiParams struct {
 }
 
 // swarMulti returns the integer mat-vec's MULTI dispatch of the products mms (2 or 3
-// MUL_MATs of one column, weights of one format and row length that swarFormat reads, not
-// Q6_K) on their column quantized at xq (swarColumns).
+// MUL_MATs of the same columns, weights of one format and row length that swarFormat
+// reads, not Q6_K) on their columns quantized at xq (swarColumns), in the rows and
+// workgroup of a single product on XQ by as many columns (swarShape).
 func swarMulti(mms []*tensor.Tensor, xq *tensor.Tensor, l *Limits) Dispatch {
 	w0 := mms[0].Src[0]
-	rows, wg := swarFit(swarXQRows, swarXQWG, 1, 1, l)
+	cols := int(mms[0].Ne[1])
+	rows, wg := swarShape(0, 0, 1, cols, swarWPG(w0), true, l)
 	p := swarMultiParams{mulMatParams: mulMatParamsOf(mms[0])}
 	names := []string{"src0", "src0b", "src0c"}
 	results := []string{"dst", "dstb", "dstc"}
@@ -571,10 +573,10 @@ func swarMulti(mms []*tensor.Tensor, xq *tensor.Tensor, l *Limits) Dispatch {
 	}
 	operands, tensors = append(append(operands, vec(in("xq", xq))), outs...), append(append(tensors, xq), dsts...)
 	f, _ := format(w0.Type)
-	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": "1", "NIBBLES": "1", "XQ": "1",
+	defs := map[string]string{"ROWS": fmt.Sprint(rows), "NCOLS": fmt.Sprint(cols), "NIBBLES": "1", "XQ": "1",
 		"SRC0B": "1", "SRC0C": flag(len(mms) == 3), "MULTI": "1", "PRODUCTS": fmt.Sprint(len(mms)),
 		"GLU": "0", "IDS": "0", "PRELOAD": "0", "QW": fmt.Sprint(rows * swarWPG(w0)),
-		"ACC": fmt.Sprint(rows), "RED": fmt.Sprint(rows * wg), "LANES": flag(f.NibbleHighBits())}
+		"ACC": fmt.Sprint(rows * cols), "RED": fmt.Sprint(rows * cols * wg), "LANES": flag(f.NibbleHighBits())}
 	for k, v := range swarLayout(w0) {
 		defs[k] = v
 	}

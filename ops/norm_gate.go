@@ -46,9 +46,14 @@ var addNormGateRow = Fusion{
 // addNormMulNodes returns llama's residual ADD of one column of k elements, its RMS_NORM
 // and the MUL by the norm's weight: the start of the norm-fed rows' patterns.
 func addNormMulNodes(k int64) []*tensor.Tensor {
-	add := node(tensor.OpAdd, f32(k, 1), nil, f32(k, 1), f32(k, 1))
-	norm := node(tensor.OpRMSNorm, f32(k, 1), []int32{int32(f32bits(1e-5))}, add)
-	return []*tensor.Tensor{add, norm, node(tensor.OpMul, f32(k, 1), nil, norm, f32(k))}
+	return addNormMulCols(k, 1)
+}
+
+// addNormMulCols is addNormMulNodes of n columns (tokens).
+func addNormMulCols(k, n int64) []*tensor.Tensor {
+	add := node(tensor.OpAdd, f32(k, n), nil, f32(k, n), f32(k, n))
+	norm := node(tensor.OpRMSNorm, f32(k, n), []int32{int32(f32bits(1e-5))}, add)
+	return []*tensor.Tensor{add, norm, node(tensor.OpMul, f32(k, n), nil, norm, f32(k))}
 }
 
 // normGateNodes returns addNormMulNodes(k) followed by the up and gate products of m x k
@@ -137,13 +142,18 @@ var addNormQKVRow = Fusion{
 // result with the RESHAPEs of Q and V between them, weights of types ts (Q, V, K), Q's mq
 // rows, V's and K's mkv: llama's attention input (add+norm+mul+qkv).
 func normQKVNodes(ts [3]tensor.Type, mq, mkv, k int64) []*tensor.Tensor {
-	n := addNormMulNodes(k)
+	return normQKVColNodes(ts, mq, mkv, k, 1)
+}
+
+// normQKVColNodes is normQKVNodes of cols columns (tokens).
+func normQKVColNodes(ts [3]tensor.Type, mq, mkv, k, cols int64) []*tensor.Tensor {
+	n := addNormMulCols(k, cols)
 	mul := n[2]
 	for i, m := range []int64{mq, mkv, mkv} {
-		mm := node(tensor.OpMulMat, f32(m, 1), nil, contiguous(ts[i], k, m), mul)
+		mm := node(tensor.OpMulMat, f32(m, cols), nil, contiguous(ts[i], k, m), mul)
 		n = append(n, mm)
 		if i < 2 {
-			n = append(n, node(tensor.OpReshape, f32(m, 1, 1), nil, mm))
+			n = append(n, node(tensor.OpReshape, f32(m, cols, 1), nil, mm))
 		}
 	}
 	return n
@@ -151,7 +161,8 @@ func normQKVNodes(ts [3]tensor.Type, mq, mkv, k int64) []*tensor.Tensor {
 
 // guardAddNormQKV admits the eight nodes where add+norm+mul admits the first three,
 // mul_mat+view+mul_mat+view+mul_mat the rest, the three products read the MUL's result
-// (one column), at least two of them (normQKVSplit) have weights of one format that the
+// (one to normQKVCols columns, whose quantized form fits the scratch memory), at least
+// two of them (normQKVSplit) have weights of one format that the
 // integer mat-vec reads (swarFormat; not Q6_K, whose mat-vec is its own, nor Q8_0, which it
 // takes for output heads only) and one row length, the third, if its format differs (a
 // Q4_K_M's Q6_K V), takes a kernel of one dispatch on its own, and the norm quantizes the
@@ -162,7 +173,7 @@ func guardAddNormQKV(n []*tensor.Tensor, l *Limits) bool {
 	}
 	mul := n[2]
 	mms := multiProducts(n[3:])
-	if len(mms) != 3 || mul.Ne[1] != 1 || mul.Ne[2] != 1 || mul.Ne[3] != 1 {
+	if len(mms) != 3 || mul.Ne[1] < 1 || mul.Ne[2] != 1 || mul.Ne[3] != 1 {
 		return false
 	}
 	for _, mm := range mms {
@@ -180,7 +191,7 @@ func guardAddNormQKV(n []*tensor.Tensor, l *Limits) bool {
 			return false
 		}
 	}
-	if w0.Type == tensor.Q6_K || w0.Type == tensor.Q8_0 {
+	if w0.Type == tensor.Q6_K || w0.Type == tensor.Q8_0 || mul.Ne[1] > int64(normQKVCols(w0.Type, l)) || !swarXQFits(w0, mulMatParamsOf(ints[0])) {
 		return false
 	}
 	if other != nil {
@@ -200,6 +211,23 @@ func guardAddNormQKV(n []*tensor.Tensor, l *Limits) bool {
 		}
 	}
 	return normXQFits(mul.Ne[0], w0, l)
+}
+
+// normQKVCols returns the most columns (tokens decoded together) the row add+norm+mul+qkv
+// takes with weights of type t: the integer mat-vec's (swarCols; swarCodedCols for the
+// coded formats), Limits.QKVCols where set. By several columns the products take the
+// MULTI form's several-column form, the columns quantized by the norm as by one; else
+// the column's quantizing dispatch, Q's product and mul_mat_multi.wgsl's K and V (of an
+// 8B's 2^24 weights and more) or all three there (a 1B's).
+func normQKVCols(t tensor.Type, l *Limits) int {
+	n := swarCols(l)
+	if swarCoded(t) {
+		n = min(n, swarCodedCols(t))
+	}
+	if l.QKVCols > 0 {
+		n = min(n, l.QKVCols)
+	}
+	return n
 }
 
 // normQKVSplitMin is the fewest weights of the products of one format for which the row

@@ -171,3 +171,51 @@ func TestAddNormQKV(t *testing.T) {
 	other[7].Src[1] = f32(2048, 1)
 	require.False(t, row.Applies(other, l))
 }
+
+// TestAddNormQKVCols checks the row add+norm+mul+qkv by several columns (tokens decoded
+// together): up to normQKVCols (the integer mat-vec's columns, fewer for the coded
+// formats, Limits.QKVCols), the MULTI form taking every column (NCOLS) in a single
+// product's rows, the norm quantizing each column; never the ROPE_KV form.
+func TestAddNormQKVCols(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxGroupSize: 1024, MaxWorkgroupStorage: 49152}
+	row := addNormQKVRow
+	q4k := [3]tensor.Type{tensor.Q4_K, tensor.Q4_K, tensor.Q4_K}
+	n := normQKVColNodes(q4k, 4096, 1024, 4096, 4) // an 8B llama's, four sequences
+	ds := lowerNormFed(t, row, n, l)
+	m := ds[1]
+	require.Equal(t, "1", m.Spec.Defines["MULTI"])
+	require.Equal(t, "4", m.Spec.Defines["NCOLS"])
+	require.Equal(t, "2", m.Spec.Defines["ROWS"], "Q4_K: two rows, as on XQ")
+	require.Equal(t, "8", m.Spec.Defines["ACC"])
+	require.Equal(t, uint32(6144/2), m.Grid[0]*m.Grid[1]*m.Grid[2])
+	xq := ds[0].Tensors[len(ds[0].Tensors)-1]
+	require.Equal(t, int64(4*(4096/64)*9*4), xq.Elems(), "four columns of 64 groups (of 64 elements) of 9 vectors of 4 words")
+	q40 := normQKVColNodes([3]tensor.Type{tensor.Q4_0, tensor.Q4_0, tensor.Q4_0}, 2048, 512, 2048, 8)
+	require.Equal(t, "4", lowerNormFed(t, row, q40, l)[1].Spec.Defines["ROWS"], "Q4_0 by several columns: four rows")
+	for _, c := range []struct {
+		ty   tensor.Type
+		most int64
+	}{{tensor.Q4_0, 8}, {tensor.Q4_K, 8}, {tensor.Q5_K, 4}, {tensor.MXFP4, 2}, {tensor.Q5_0, 2}, {tensor.IQ4_XS, 1}} {
+		ts := [3]tensor.Type{c.ty, c.ty, c.ty}
+		require.True(t, row.Applies(normQKVColNodes(ts, 2048, 512, 2048, c.most), l), "%s by %d", c.ty, c.most)
+		require.False(t, row.Applies(normQKVColNodes(ts, 2048, 512, 2048, c.most+1), l), "%s by %d", c.ty, c.most+1)
+	}
+	one := *l
+	one.QKVCols = 1
+	require.False(t, row.Applies(n, &one), "one column only")
+	require.True(t, row.Applies(normQKVColNodes(q4k, 4096, 1024, 4096, 1), &one))
+	// a Q4_K_M's Q6_K V by four columns: its own several-column kernel
+	mixed := normQKVColNodes([3]tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}, 4096, 1024, 4096, 4)
+	require.True(t, row.Applies(mixed, l))
+	ds, err := row.Lower(mixed, l)
+	require.NoError(t, err)
+	require.Equal(t, []string{"norm", "mul_mat_vec_q6k_cols", "mul_mat_vec_q4"}, []string{ds[0].Spec.Kernel, ds[1].Spec.Kernel, ds[2].Spec.Kernel})
+	require.Equal(t, "4", ds[2].Spec.Defines["NCOLS"])
+	// the rope row takes one token only
+	rope := normQKVRopeNodes(tensor.Q4_0, 64, 32, 8, 2048, 16)
+	require.True(t, addNormQKVRopeRow.Applies(rope, l))
+	for _, i := range []int{3, 5, 7} {
+		rope[i].Ne[1] = 2
+	}
+	require.False(t, addNormQKVRopeRow.Applies(rope, l))
+}

@@ -115,7 +115,7 @@ func guardAddNormQKVRope(n []*tensor.Tensor, l *Limits) bool {
 		return false
 	}
 	mms := multiProducts(n[3:8])
-	if _, other := normQKVSplit(mms); other != nil || !ropeKVFormat(mms[0].Src[0].Type) {
+	if _, other := normQKVSplit(mms); other != nil || !ropeKVFormat(mms[0].Src[0].Type) || mms[0].Ne[1] != 1 {
 		return false
 	}
 	if _, ok := ropeKVRoles(n); !ok {

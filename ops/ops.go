@@ -120,6 +120,9 @@ type Limits struct {
 	// RopeKVOff keeps the ROPEs and the KV store out of the products before them (the
 	// fusion row add+norm+mul+qkv+rope+set_rows: norm_qkv_rope.go), for comparisons.
 	RopeKVOff bool
+	// QKVCols, set, caps the columns (tokens) the fusion row add+norm+mul+qkv takes
+	// (normQKVCols; 1: one column only), for comparisons.
+	QKVCols int
 	// BigGroups, set, makes the prompt kernel split K by the workgroup count rule with
 	// this many in place of matBigGroups (256) where ComputeUnits would choose the split
 	// by waves, for comparisons and tuning (temporary).

@@ -33,8 +33,8 @@
 // With SRC0B (GLU) a second matrix src0b of the same format, shape and strides (the
 // feed-forward's up projection) is multiplied by the same activations, and the kernel
 // stores silu(src0 . src1) * (src0b . src1).
-// With MULTI (XQ, one column) the dispatch computes PRODUCTS independent products of the
-// column (llama's Q, V and K projections: the fusion row add+norm+mul+qkv), the weights
+// With MULTI (XQ) the dispatch computes PRODUCTS independent products of the NCOLS
+// columns (llama's Q, V and K projections: the fusion row add+norm+mul+qkv), the weights
 // src0, src0b and src0c (one format and row length, each its own rows p.Ms[m] and row
 // stride p.As[m]) into dst, dstb and dstc: workgroups p.Start[m] .. p.Start[m + 1] - 1
 // compute product m, whose task loop is its own instantiation (m a literal), so that
