@@ -67,6 +67,7 @@ func run() int {
 	threads := flag.Int("threads", 0, "with -perf: threads of CPU backends (0: all cores)")
 	perfJSON := flag.String("perf-json", "", "with -perf: also write the results as JSON to this file (read by wgpu-chart)")
 	maxGflop := flag.Float64("max-gflop", 0, "with -perf: skip the cases whose op does more GFLOP than this (0: no limit; e.g. 8 on lavapipe)")
+	minTime := flag.Duration("min-time", 0, "with -perf: the least time of a case's timed runs on a device (0: 1s, or -quick's 50ms); shorter makes sweeps of many cases faster and their figures noisier")
 	flag.Parse()
 	if len(devices) == 0 {
 		devices = stringList{conformance.DefaultDevice}
@@ -77,10 +78,14 @@ func run() int {
 			opts = conformance.QuickPerfOptions()
 		}
 		opts.MaxOpFlops = uint64(*maxGflop * 1e9)
+		if *minTime > 0 {
+			opts.MinTime = *minTime
+			opts.MaxTime = max(opts.MaxTime, *minTime)
+		}
 		return runPerf(*lib, *backend, devices, loads, *filter, opts, *threads, *list, *perfJSON)
 	}
-	if len(devices) > 1 || len(loads) > 0 || *maxGflop != 0 {
-		fmt.Fprintln(os.Stderr, "several -device, -load and -max-gflop apply to -perf only")
+	if len(devices) > 1 || len(loads) > 0 || *maxGflop != 0 || *minTime != 0 {
+		fmt.Fprintln(os.Stderr, "several -device, -load, -max-gflop and -min-time apply to -perf only")
 		return 2
 	}
 
