@@ -357,10 +357,10 @@ func (v matVec) spec(params any, operands []wgslOperand, l *Limits) (*wgsl.Spec,
 //   - 2 x 64 lost everywhere (F16 n = 4 62.7 / 68.9, Q8_0 63.2 / 57.4); 1 x 64 and 2 x 32
 //     too (F16 n = 4 78.3 and 80.3 at 4096 x 14336).
 //
-// The other quantized formats this kernel takes by 2 to 4 columns (Q5_0, Q5_1 from three,
-// the K and IQ formats but Q4_K, Q5_K, Q6_K, IQ4_NL) take the quantized shape unmeasured.
-// An earlier round (H200) chose 4 x 32 from 5 columns and for unquantized weights, where
-// 8 rows lost everywhere.
+// The other formats this kernel takes by 2 to 4 columns take their shapes unmeasured:
+// Q5_0 and Q5_1 from three columns, Q2_K, Q3_K, IQ4_NL and the other IQ formats the
+// quantized one, F32 and BF16 the unquantized one. An earlier round (H200) chose 4 x 32
+// from 5 columns and for unquantized weights, where 8 rows lost everywhere.
 func matVecColsShape(m, cols uint32, second, quantized bool) (rows, wg int, ok bool) {
 	switch {
 	case cols < 2 || m < 4096:
