@@ -123,8 +123,8 @@ func normQKVColsCase(norm string, ts [3]tensor.Type, mq, mkv, k, n int64) *Case 
 // and Q4_K, row counts that leave a workgroup's last row past the product's, NORM in
 // place of RMS_NORM, a product of another format (a Q4_K_M's Q6_K V, at the 1B's and
 // the 8B's shapes; a Q6_K K, the last node; an F16 Q), and several columns (2 to 8: the
-// nibble formats at four rows a workgroup and at two, the coded formats at their most
-// columns, HBIT's lanes, a Q6_K V).
+// nibble formats at four rows a workgroup and at two, an odd count, the coded formats at
+// their most columns, HBIT's lanes, a Q6_K V).
 func normQKVCases() []*Case {
 	var cs []*Case
 	for _, ta := range swarTypes {
@@ -143,6 +143,7 @@ func normQKVCases() []*Case {
 		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.Q4_0, tensor.Q4_0, tensor.Q4_0}, 33, 7, 256, 8),
 		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.Q4_K, tensor.Q4_K, tensor.Q4_K}, 96, 24, 4096, 4),
 		normQKVColsCase("norm", [3]tensor.Type{tensor.Q4_K, tensor.Q4_K, tensor.Q4_K}, 17, 9, 512, 3),
+		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.Q4_K, tensor.Q4_K, tensor.Q4_K}, 20, 8, 768, 7),
 		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.Q5_K, tensor.Q5_K, tensor.Q5_K}, 20, 8, 1024, 4),
 		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.MXFP4, tensor.MXFP4, tensor.MXFP4}, 20, 8, 1024, 2),
 		normQKVColsCase("rms_norm", [3]tensor.Type{tensor.Q5_0, tensor.Q5_0, tensor.Q5_0}, 20, 8, 1024, 2),
