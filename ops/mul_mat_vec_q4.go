@@ -266,8 +266,7 @@ func swarAppliesMats(a, b *tensor.Tensor, p mulMatParams, mats int, l *Limits) b
 		return false
 	}
 	if p.N > 1 {
-		if a.Type == tensor.Q6_K || p.N > uint32(swarCols(l)) || !swarXQFits(a, p) ||
-			swarCoded(a.Type) && p.N > uint32(swarCodedCols(a.Type)) {
+		if a.Type == tensor.Q6_K || p.N > uint32(swarTypeCols(a.Type, l)) || !swarXQFits(a, p) {
 			return false
 		}
 		if l.SwarColsMin > 0 {
@@ -411,6 +410,15 @@ func swarCols(l *Limits) int {
 		return min(l.SwarCols, swarMaxCols)
 	}
 	return swarMaxCols
+}
+
+// swarTypeCols returns the most src1 columns the integer mat-vec takes with weights of
+// type t: swarCols, at most swarCodedCols for the coded formats (swarCoded).
+func swarTypeCols(t tensor.Type, l *Limits) int {
+	if swarCoded(t) {
+		return min(swarCols(l), swarCodedCols(t))
+	}
+	return swarCols(l)
 }
 
 // matVecQ4 returns the dispatches of the integer mat-vec of weights ws (one matrix, or

@@ -214,16 +214,13 @@ func guardAddNormQKV(n []*tensor.Tensor, l *Limits) bool {
 }
 
 // normQKVCols returns the most columns (tokens decoded together) the row add+norm+mul+qkv
-// takes with weights of type t: the integer mat-vec's (swarCols; swarCodedCols for the
-// coded formats), Limits.QKVCols where set. By several columns the products take the
+// takes with weights of type t: the integer mat-vec's (swarTypeCols), Limits.QKVCols
+// where set. By several columns the products take the
 // MULTI form's several-column form, the columns quantized by the norm as by one; else
 // the column's quantizing dispatch, Q's product and mul_mat_multi.wgsl's K and V (of an
 // 8B's 2^24 weights and more) or all three there (a 1B's).
 func normQKVCols(t tensor.Type, l *Limits) int {
-	n := swarCols(l)
-	if swarCoded(t) {
-		n = min(n, swarCodedCols(t))
-	}
+	n := swarTypeCols(t, l)
 	if l.QKVCols > 0 {
 		n = min(n, l.QKVCols)
 	}
