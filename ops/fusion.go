@@ -162,9 +162,11 @@ var fusions = []Fusion{
 }
 
 func init() {
-	// a mixture of experts' router and the chains of ADDs over its slots, longest first,
-	// ahead of the rows no longer than they
+	// a mixture of experts' router, the chains of ADDs over its slots and the K and V
+	// stores into caches of several streams, longest first, ahead of the rows no longer
+	// than they
 	rows := append([]Fusion{moeRouterRow(true), moeRouterRow(false)}, moeSumRows()...)
+	rows = append(rows, streamsRow(ropeRopeSetRowsRowsRow), streamsRow(ropeSetRowsRowsRow), streamsRow(ropeSetRowsRow))
 	slices.SortStableFunc(rows, func(a, b Fusion) int { return len(b.Ops) - len(a.Ops) })
 	var table []Fusion
 	for _, f := range fusions {

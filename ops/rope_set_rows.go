@@ -1,6 +1,10 @@
 package ops
 
-import "github.com/ggml-wgpu/ggml-wgpu/tensor"
+import (
+	"slices"
+
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
 
 // llama's K into the KV cache: ROPE of K [head_dim, n_head_kv, n_tokens], a view of the
 // roped K as rows [n_embd_k_gqa, n_tokens], and SET_ROWS of those rows into the cache
@@ -185,4 +189,68 @@ func lowerKVStore(q *tensor.Tensor, n []*tensor.Tensor, l *Limits) []Dispatch {
 	}
 	s := spec("rope_set_rows", wgElementwise, p, defs, operands...)
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: gridElems(int64(p.N), l)}}
+}
+
+// llama's caches of several streams (sequences decoded side by side, each in cells of its
+// own): each store writes into a RESHAPE of its cache, [n_embd_gqa, kv_size x streams],
+// which stands between the values' view and the SET_ROWS (whose src[2], the destination,
+// it is). llama's single-stream graph has no such node.
+
+// streamsRow returns store row r for caches of several streams: its pattern with a view
+// position (the destination) before each SET_ROWS position. Its guard admits nodes whose
+// views there are their stores' destinations and whose other nodes r's guard admits;
+// its lowering is r's of those other nodes. The destinations need no work.
+func streamsRow(r Fusion) Fusion {
+	var ops []OpSet
+	var dests []int                  // the destinations' positions
+	moved := make([]int, len(r.Ops)) // r's positions in the new pattern
+	for i, s := range r.Ops {
+		if s.Has(tensor.OpSetRows) {
+			dests = append(dests, len(ops))
+			ops = append(ops, OpSet{tensor.OpReshape, tensor.OpView})
+		}
+		moved[i] = len(ops)
+		ops = append(ops, s)
+	}
+	private := make([]int, len(r.Private))
+	for i, p := range r.Private {
+		private[i] = moved[p]
+	}
+	rest := func(n []*tensor.Tensor) []*tensor.Tensor {
+		out := make([]*tensor.Tensor, 0, len(r.Ops))
+		for i, t := range n {
+			if !slices.Contains(dests, i) {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	return Fusion{
+		Name:    r.Name + " (streams)",
+		Ops:     ops,
+		Private: private,
+		Guard: func(n []*tensor.Tensor, l *Limits) bool {
+			for _, d := range dests {
+				if n[d+1].Src[2] != n[d] {
+					return false
+				}
+			}
+			return r.Guard(rest(n), l)
+		},
+		Lower: func(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) { return r.Lower(rest(n), l) },
+		Example: func() []*tensor.Tensor {
+			var n []*tensor.Tensor
+			for _, t := range r.Example() {
+				if t.Op == tensor.OpSetRows {
+					c := t.Src[2]
+					dest := node(tensor.OpReshape, &tensor.Tensor{Type: c.Type, Ne: c.Ne, Nb: c.Nb, Loc: c.Loc}, nil, c)
+					t.Src[2] = dest
+					n = append(n, dest)
+				}
+				n = append(n, t)
+			}
+			return n
+		},
+		Sink: r.Sink,
+	}
 }

@@ -96,3 +96,41 @@ func TestRopeSetRowsGuards(t *testing.T) {
 	n[4].Src[2] = n[2]
 	require.True(t, ropeSetRowsRow.Applies(n[:3], l))
 }
+
+// streamsNodes is kvStoreNodes with each store's destination a RESHAPE of its cache, a
+// node before the store: llama's caches of several streams.
+func streamsNodes() []*tensor.Tensor {
+	var n []*tensor.Tensor
+	for _, t := range kvStoreNodes() {
+		if t.Op == tensor.OpSetRows {
+			c := t.Src[2]
+			r := node(tensor.OpReshape, &tensor.Tensor{Type: c.Type, Ne: c.Ne, Nb: c.Nb, Loc: c.Loc}, nil, c)
+			t.Src[2] = r
+			n = append(n, r)
+		}
+		n = append(n, t)
+	}
+	return n
+}
+
+func TestStreamsRow(t *testing.T) {
+	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
+	row := streamsRow(ropeSetRowsRowsRow)
+	n := streamsNodes()
+	require.Len(t, row.Ops, 7)
+	require.Equal(t, []int{0, 1}, row.Private, "the rope and its view")
+	require.Equal(t, []*tensor.Tensor{n[3], n[6]}, row.Written(n), "both stores, not the reshapes")
+	require.True(t, row.Applies(n, l))
+	ds, err := row.Lower(n, l)
+	require.NoError(t, err)
+	base, err := ropeSetRowsRowsRow.Lower(kvStoreNodes(), l)
+	require.NoError(t, err)
+	require.Equal(t, base[0].Params, ds[0].Params, "the store of one stream's nodes")
+	require.Equal(t, base[0].Spec, ds[0].Spec)
+
+	n[6].Src[2] = n[2] // V's store into K's reshape
+	require.False(t, row.Applies(n, l), "a reshape that is not the store's destination")
+	n = streamsNodes()
+	n[0].Ne[0]++ // what the single-stream row refuses
+	require.False(t, row.Applies(n, l))
+}

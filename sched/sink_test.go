@@ -109,6 +109,35 @@ func TestSinksRopeQToTheKVStore(t *testing.T) {
 	require.NotContains(t, fusedRows(p), l.q)
 }
 
+// streams turns l's caches into caches of several streams, as llama's graph has them for
+// several sequences: each store writes into a RESHAPE of its cache, a node before it.
+func streams(l *llamaLayer) {
+	var nodes []*tensor.Tensor
+	for _, n := range l.nodes {
+		if n.Op == tensor.OpSetRows {
+			c := n.Src[2]
+			r := compute(contig(c.Type, c.Ne[0], c.Ne[1]), tensor.OpReshape, c)
+			r.Loc = c.Loc
+			n.Src[2] = r
+			nodes = append(nodes, r)
+		}
+		nodes = append(nodes, n)
+	}
+	l.nodes = nodes
+}
+
+func TestSinksRopeQToTheKVStoreOfStreams(t *testing.T) {
+	l := newLlamaLayer(t)
+	streams(&l)
+	p, err := Build(l.nodes, limits)
+	require.NoError(t, err)
+	require.Equal(t, []*tensor.Tensor{l.q}, fusedRows(p), "ROPE Q joins the K and V store")
+	require.Len(t, p.Steps, 4, "Q's, V's and K's matmuls, then the fused row")
+	require.Len(t, p.Steps[3].Fused, 8, "the caches' reshapes inside the row")
+	require.Equal(t, "rope_set_rows", p.Steps[3].Dispatch.Spec.Kernel)
+	require.Contains(t, p.Steps[3].Written, l.q, "Q's result is stored")
+}
+
 func TestSinkingRefusesUnsafeMoves(t *testing.T) {
 	refused := map[string]func(l *llamaLayer){
 		// a node in between reads the roped Q, or views it

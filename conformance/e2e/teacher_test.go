@@ -35,6 +35,7 @@ type teacherCase struct {
 	kv    string // cache type: f16, or q8_0 (K and V with flash attention, K alone without)
 	seqs  int    // sequences decoded together (0: one)
 	shift int    // positions kept per sequence before a context shift (0: none)
+	swar  bool   // every product the integer mat-vec reads on it (GGML_WGPU_SWAR_MIN=1)
 }
 
 func (c teacherCase) name() string {
@@ -44,6 +45,9 @@ func (c teacherCase) name() string {
 	}
 	if c.shift > 0 {
 		n += fmt.Sprintf("/shift%d", c.shift)
+	}
+	if c.swar {
+		n += "/swar"
 	}
 	return n
 }
@@ -123,19 +127,30 @@ func TestTeacherForcedSpecialized(t *testing.T) {
 		{typ: "iq4_xs", head: 64, fa: "on", kv: "q8_0"},
 		{typ: "f16", head: 128, fa: "on", kv: "q8_0", shift: 32},
 		{typ: "q8_0", head: 64, fa: "on", kv: "f16", seqs: 3},
+		{typ: "q4_k_m", head: 64, fa: "on", kv: "f16", seqs: 4, swar: true},
 	}
-	teacherRun(t, cases, func(t *testing.T, r teacherResult) {
+	teacherRun(t, cases, func(t *testing.T, c teacherCase, r teacherResult) {
 		m := regexp.MustCompile(`WGPU0 profile: .*pipelines \d+ \((\d+) specialized\)`).FindStringSubmatch(r.log)
 		require.NotNil(t, m, "the profile reports the specialized pipelines")
 		n, err := strconv.Atoi(m[1])
 		require.NoError(t, err)
 		require.Positive(t, n, "decode graphs specialized")
+		if c.seqs > 1 && c.fa == "on" && c.kv == "f16" {
+			// llama keeps each sequence's cells in a stream of its own and stores into a
+			// reshape of the cache: the ropes and both stores in one dispatch all the same
+			require.Contains(t, r.log, "rope+rope+set_rows+set_rows (streams)", "the fusion row of several streams")
+		}
+		if c.swar && c.seqs > 1 {
+			// Q, K and V of several tokens on the integer mat-vec's columns quantized by the
+			// norm (ROPE Q moved next to ROPE K, out of their way)
+			require.Regexp(t, `add\+norm\+mul\+qkv \d`, r.log, "the fusion row add+norm+mul+qkv")
+		}
 	})
 }
 
 // teacherRun writes the models of cases and compares each case (compareTeacher), then
 // calls check, where given, with its result.
-func teacherRun(t *testing.T, cases []teacherCase, check func(t *testing.T, r teacherResult)) {
+func teacherRun(t *testing.T, cases []teacherCase, check func(t *testing.T, c teacherCase, r teacherResult)) {
 	root := repoRoot(t)
 	exe, libDir := buildGenerate(t, root)
 	mk, _ := buildHost(t, root, "mkmodel")
@@ -143,6 +158,9 @@ func teacherRun(t *testing.T, cases []teacherCase, check func(t *testing.T, r te
 	made := map[string]bool{} // models written, by format and head size
 	for _, c := range cases {
 		t.Run(c.name(), func(t *testing.T) {
+			if c.swar {
+				t.Setenv("GGML_WGPU_SWAR_MIN", "1")
+			}
 			key := fmt.Sprintf("%s-h%d", c.typ, c.head)
 			model, ref := filepath.Join(dir, key+".gguf"), filepath.Join(dir, key+"-f32.gguf")
 			if !made[key] {
@@ -164,7 +182,7 @@ func teacherRun(t *testing.T, cases []teacherCase, check func(t *testing.T, r te
 			t.Logf("%s: %d steps x %d sequences, NMSE max %.3g (step %d of sequence %d), mean %.3g; against the F32 reference max %.3g; greedy tokens equal on %d/%d steps with margin > %g (the CPU on the quantized model differs from the reference on %d)",
 				c.name(), teacherSteps, r.seqs, r.maxNMSE, r.worstStep, r.worstSeq, r.meanNMSE, r.maxRefNMSE, r.checked, r.steps, teacherMinMargin, r.cpuFlips)
 			if check != nil {
-				check(t, r)
+				check(t, c, r)
 			}
 		})
 	}
