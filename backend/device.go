@@ -107,8 +107,8 @@ const (
 	// (ops.Limits.GateTailGroups, GateTailRows). Temporary: for comparisons.
 	EnvGateTailGroups = "GGML_WGPU_GATE_TAIL_GROUPS"
 	EnvGateTailRows   = "GGML_WGPU_GATE_TAIL_ROWS"
-	// EnvQKVCols caps the columns (tokens) of the fusion row add+norm+mul+qkv
-	// (ops.Limits.QKVCols; 1: one column only), for comparisons.
+	// EnvQKVCols lets the fusion row add+norm+mul+qkv take up to this many columns
+	// (tokens; ops.Limits.QKVCols) where it takes one by default, for comparisons.
 	EnvQKVCols = "GGML_WGPU_QKV_COLS"
 	// EnvSpecialize chooses which graphs take pipelines with their dispatches' parameters
 	// built in (specialize.go): unset, decode steps' graphs on a hardware adapter;

@@ -50,6 +50,7 @@ func TestConformanceNormGate(t *testing.T) {
 func TestNormQKVPlans(t *testing.T) {
 	requireNormFed(t, normQKVCases(), "MULTI=1", func(l *ops.Limits) {
 		l.SwarMin = 1
+		l.QKVCols = 8 // the several-column cases: one column by default
 		l.MaxWorkgroupStorage = 32768
 	})
 }
@@ -59,6 +60,7 @@ func TestNormQKVPlans(t *testing.T) {
 // ggml-alloc (placedCases).
 func TestConformanceNormQKV(t *testing.T) {
 	t.Setenv("GGML_WGPU_SWAR_MIN", "1") // inherited by the child process
+	t.Setenv("GGML_WGPU_QKV_COLS", "8") // the several-column cases: one column by default
 	runPlaced(t, normQKVCases)
 }
 

@@ -214,17 +214,22 @@ func guardAddNormQKV(n []*tensor.Tensor, l *Limits) bool {
 }
 
 // normQKVCols returns the most columns (tokens decoded together) the row add+norm+mul+qkv
-// takes with weights of type t: the integer mat-vec's (swarTypeCols), Limits.QKVCols
-// where set. By several columns the products take the
-// MULTI form's several-column form, the columns quantized by the norm as by one; else
-// the column's quantizing dispatch, Q's product and mul_mat_multi.wgsl's K and V (of an
-// 8B's 2^24 weights and more) or all three there (a 1B's).
+// takes with weights of type t: one, or up to Limits.QKVCols where set, at most the
+// integer mat-vec's (swarTypeCols). By several columns the products would take the MULTI
+// form's several-column form, the columns quantized by the norm as by one; by default
+// they take the vectorised kernels (mul_mat_multi.wgsl, Q's product on its own where the
+// integer mat-vec takes it), which measured faster: on an H100 (GPU time per step,
+// medians of GGML_WGPU_PROFILE=1, bench -p 0 -n 128 -r 2 -s 4, two alternating runs
+// each), one column -> up to eight, a 1B Q4_0 1,482.6, 1,479.5 -> 1,916.8, 1,913.0 µs
+// (its Q, K and V 237.6 µs a step on mul_mat_multi.wgsl against 366.2 on MULTI); an
+// 8-layer model of an 8B's widths in Q4_K_M 2,258.6, 2,258.7 -> 2,407.3, 2,409.8; the
+// 32-layer one 8,412.2 and 8,418.9 by up to eight against 7,726.0 and 7,734.8 before the
+// row took several sequences' graphs at all (S = 8 13,356.2 against 12,070.6).
 func normQKVCols(t tensor.Type, l *Limits) int {
-	n := swarTypeCols(t, l)
-	if l.QKVCols > 0 {
-		n = min(n, l.QKVCols)
+	if l.QKVCols <= 1 {
+		return 1
 	}
-	return n
+	return min(swarTypeCols(t, l), l.QKVCols)
 }
 
 // normQKVSplitMin is the fewest weights of the products of one format for which the row

@@ -181,6 +181,9 @@ func TestAddNormQKVCols(t *testing.T) {
 	row := addNormQKVRow
 	q4k := [3]tensor.Type{tensor.Q4_K, tensor.Q4_K, tensor.Q4_K}
 	n := normQKVColNodes(q4k, 4096, 1024, 4096, 4) // an 8B llama's, four sequences
+	require.False(t, row.Applies(n, l), "one column by default")
+	require.True(t, row.Applies(normQKVColNodes(q4k, 4096, 1024, 4096, 1), l))
+	l.QKVCols = 8
 	ds := lowerNormFed(t, row, n, l)
 	m := ds[1]
 	require.Equal(t, "1", m.Spec.Defines["MULTI"])
@@ -200,10 +203,10 @@ func TestAddNormQKVCols(t *testing.T) {
 		require.True(t, row.Applies(normQKVColNodes(ts, 2048, 512, 2048, c.most), l), "%s by %d", c.ty, c.most)
 		require.False(t, row.Applies(normQKVColNodes(ts, 2048, 512, 2048, c.most+1), l), "%s by %d", c.ty, c.most+1)
 	}
-	one := *l
-	one.QKVCols = 1
-	require.False(t, row.Applies(n, &one), "one column only")
-	require.True(t, row.Applies(normQKVColNodes(q4k, 4096, 1024, 4096, 1), &one))
+	three := *l
+	three.QKVCols = 3
+	require.False(t, row.Applies(n, &three), "three columns at most")
+	require.True(t, row.Applies(normQKVColNodes(q4k, 4096, 1024, 4096, 3), &three))
 	// a Q4_K_M's Q6_K V by four columns: its own several-column kernel
 	mixed := normQKVColNodes([3]tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K}, 4096, 1024, 4096, 4)
 	require.True(t, row.Applies(mixed, l))

@@ -120,8 +120,9 @@ type Limits struct {
 	// RopeKVOff keeps the ROPEs and the KV store out of the products before them (the
 	// fusion row add+norm+mul+qkv+rope+set_rows: norm_qkv_rope.go), for comparisons.
 	RopeKVOff bool
-	// QKVCols, set, caps the columns (tokens) the fusion row add+norm+mul+qkv takes
-	// (normQKVCols; 1: one column only), for comparisons.
+	// QKVCols, set, lets the fusion row add+norm+mul+qkv take up to this many columns
+	// (tokens; at most the integer mat-vec's) where it takes one by default
+	// (normQKVCols), for comparisons and tests.
 	QKVCols int
 	// BigGroups, set, makes the prompt kernel split K by the workgroup count rule with
 	// this many in place of matBigGroups (256) where ComputeUnits would choose the split

@@ -35,7 +35,7 @@ type teacherCase struct {
 	kv    string // cache type: f16, or q8_0 (K and V with flash attention, K alone without)
 	seqs  int    // sequences decoded together (0: one)
 	shift int    // positions kept per sequence before a context shift (0: none)
-	swar  bool   // every product the integer mat-vec reads on it (GGML_WGPU_SWAR_MIN=1)
+	swar  bool   // every product the integer mat-vec reads on it, Q, K and V of several tokens too
 }
 
 func (c teacherCase) name() string {
@@ -160,6 +160,7 @@ func teacherRun(t *testing.T, cases []teacherCase, check func(t *testing.T, c te
 		t.Run(c.name(), func(t *testing.T) {
 			if c.swar {
 				t.Setenv("GGML_WGPU_SWAR_MIN", "1")
+				t.Setenv("GGML_WGPU_QKV_COLS", "8")
 			}
 			key := fmt.Sprintf("%s-h%d", c.typ, c.head)
 			model, ref := filepath.Join(dir, key+".gguf"), filepath.Join(dir, key+"-f32.gguf")
