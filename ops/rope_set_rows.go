@@ -237,20 +237,25 @@ func streamsRow(r Fusion) Fusion {
 			}
 			return r.Guard(rest(n), l)
 		},
-		Lower: func(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) { return r.Lower(rest(n), l) },
-		Example: func() []*tensor.Tensor {
-			var n []*tensor.Tensor
-			for _, t := range r.Example() {
-				if t.Op == tensor.OpSetRows {
-					c := t.Src[2]
-					dest := node(tensor.OpReshape, &tensor.Tensor{Type: c.Type, Ne: c.Ne, Nb: c.Nb, Loc: c.Loc}, nil, c)
-					t.Src[2] = dest
-					n = append(n, dest)
-				}
-				n = append(n, t)
-			}
-			return n
-		},
-		Sink: r.Sink,
+		Lower:   func(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) { return r.Lower(rest(n), l) },
+		Example: func() []*tensor.Tensor { return streamsDests(r.Example()) },
+		Sink:    r.Sink,
 	}
+}
+
+// streamsDests returns store nodes with a RESHAPE of each SET_ROWS' destination (src[2])
+// before it, in its place and the store's destination: the stores of streamsRow. The
+// SET_ROWS nodes are modified.
+func streamsDests(nodes []*tensor.Tensor) []*tensor.Tensor {
+	var n []*tensor.Tensor
+	for _, t := range nodes {
+		if t.Op == tensor.OpSetRows {
+			c := t.Src[2]
+			dest := node(tensor.OpReshape, &tensor.Tensor{Type: c.Type, Ne: c.Ne, Nb: c.Nb, Loc: c.Loc}, nil, c)
+			t.Src[2] = dest
+			n = append(n, dest)
+		}
+		n = append(n, t)
+	}
+	return n
 }

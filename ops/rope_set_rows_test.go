@@ -99,19 +99,7 @@ func TestRopeSetRowsGuards(t *testing.T) {
 
 // streamsNodes is kvStoreNodes with each store's destination a RESHAPE of its cache, a
 // node before the store: llama's caches of several streams.
-func streamsNodes() []*tensor.Tensor {
-	var n []*tensor.Tensor
-	for _, t := range kvStoreNodes() {
-		if t.Op == tensor.OpSetRows {
-			c := t.Src[2]
-			r := node(tensor.OpReshape, &tensor.Tensor{Type: c.Type, Ne: c.Ne, Nb: c.Nb, Loc: c.Loc}, nil, c)
-			t.Src[2] = r
-			n = append(n, r)
-		}
-		n = append(n, t)
-	}
-	return n
-}
+func streamsNodes() []*tensor.Tensor { return streamsDests(kvStoreNodes()) }
 
 func TestStreamsRow(t *testing.T) {
 	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535}
