@@ -330,6 +330,30 @@ int gw_read_ahead_take(gw_device *d, struct map_note *m, WGPUBuffer staging, uin
     return GW_OK;
 }
 
+const void *gw_read_ahead_map(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped,
+                              uint64_t timeout_ms, int *rc) {
+    *rc = GW_LOST;
+    if (d->lost) return NULL;
+    if (!m->done) {
+        // As in gw_read_ahead_take, a wait that gives up leaves m to the callback.
+        *rc = wait_until(d, &m->done, 0, timeout_ms, "mapping the read-ahead buffer");
+        if (*rc != GW_OK) return NULL;
+    }
+    int ok = m->status == WGPUBufferMapAsyncStatus_Success;
+    free(m);
+    *rc = GW_MAP_FAILED;
+    if (!ok) return NULL;
+    const void *p = wgpuBufferGetConstMappedRange(staging, 0, mapped);
+    if (!p) {
+        wgpuBufferUnmap(staging);
+        return NULL;
+    }
+    *rc = GW_OK;
+    return p;
+}
+
+void gw_unmap(WGPUBuffer staging) { wgpuBufferUnmap(staging); }
+
 // copy_and_map copies size bytes at offset of src (multiples of 4) to the start of staging
 // in a submission of its own (*seq) and asks for staging to be mapped (gw_map_read).
 static struct map_note *copy_and_map(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging,

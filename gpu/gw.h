@@ -82,6 +82,13 @@ int gw_map_done(struct map_note *m);
 // (which a wait that runs out of time leaves allocated for the callback).
 int gw_read_ahead_take(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped, uint64_t at,
                        uint64_t size, void *dst, uint64_t timeout_ms);
+// gw_read_ahead_map waits for the read-ahead's map as gw_read_ahead_take does, frees m and
+// returns the mapped range [0, mapped) of staging, which the caller reads and then gives
+// back with gw_unmap; NULL where it failed (*rc: the GW_ error; staging then unmapped).
+const void *gw_read_ahead_map(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped,
+                              uint64_t timeout_ms, int *rc);
+// gw_unmap unmaps staging.
+void gw_unmap(WGPUBuffer staging);
 // gw_clear zeroes size bytes at offset of b through its own command buffer; returns the
 // submission's sequence number, or 0 when it could not be submitted.
 uint64_t gw_clear(gw_device *d, WGPUBuffer b, uint64_t offset, uint64_t size);

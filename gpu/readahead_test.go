@@ -171,3 +171,36 @@ func TestSubmitTogetherRefusesBadLists(t *testing.T) {
 	require.Error(t, err, "spent")
 	require.NoError(t, d.WaitIdle())
 }
+
+// A read made ahead of a few sequences' logits (2 MiB and a word) is copied out of the
+// mapped memory in pieces (copyParallel), at an offset within it.
+func TestReadAheadLarge(t *testing.T) {
+	d := openFirst(t)
+	const n = 2<<20 + 4
+	data := make([]byte, n+256)
+	for i := range data {
+		data[i] = byte(i*13 + i>>9)
+	}
+	b := written(t, d, data)
+	ok, err := d.ReadAhead(b, 256, n)
+	require.NoError(t, err)
+	require.True(t, ok)
+	got := make([]byte, n-64)
+	require.NoError(t, d.Read(b, 256+64, got))
+	require.EqualValues(t, 1, d.ReadsTaken(), "served from the read made ahead")
+	require.Equal(t, data[256+64:], got)
+}
+
+func TestCopyParallel(t *testing.T) {
+	for _, n := range []int{0, 1, 2*copyPiece - 1, 2 * copyPiece, 2<<20 + 3, 3*copyWorkers*copyPiece + 4} {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(i*7 + i>>11)
+		}
+		dst := make([]byte, n+1)
+		dst[n] = 0xa5
+		copyParallel(dst[:n], src)
+		require.Equal(t, src, dst[:n], "%d bytes", n)
+		require.Equal(t, byte(0xa5), dst[n], "%d bytes: nothing past the end", n)
+	}
+}
