@@ -655,12 +655,15 @@ func (d *Device) read(b *Buffer, offset uint64, dst []byte) error {
 		// The scope turns a copy that wgpu-native drops (and would let the readback return
 		// stale bytes) into an error.
 		var rc C.int
+		var p unsafe.Pointer
 		err := d.scoped("readback", func() {
-			rc = C.gw_read(d.d, b.h, C.uint64_t(offset+done), C.uint64_t(n), d.stage.h, unsafe.Pointer(&dst[done]), d.timeoutMS())
+			p = C.gw_read_map(d.d, b.h, C.uint64_t(offset+done), C.uint64_t(n), d.stage.h, d.timeoutMS(), &rc)
 		})
-		if rc != C.GW_OK {
+		if p == nil {
 			return d.waitErr(rc, "readback")
 		}
+		copyParallel(dst[done:done+n], unsafe.Slice((*byte)(p), n))
+		C.gw_unmap(d.stage.h)
 		if err != nil {
 			return err
 		}

@@ -307,35 +307,12 @@ struct map_note *gw_map_read(gw_device *d, WGPUBuffer staging, uint64_t size) {
 
 int gw_map_done(struct map_note *m) { return m->done; }
 
-int gw_read_ahead_take(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped, uint64_t at,
-                       uint64_t size, void *dst, uint64_t timeout_ms) {
-    if (d->lost) return GW_LOST;
-    if (!m->done) {
-        // As in gw_read, a wait that gives up leaves m to the callback.
-        int rc = wait_until(d, &m->done, 0, timeout_ms, "mapping the read-ahead buffer");
-        if (rc != GW_OK) return rc;
-    }
-    int ok = m->status == WGPUBufferMapAsyncStatus_Success;
-    free(m);
-    if (!ok) return GW_MAP_FAILED;
-    if (dst && size) {
-        const void *p = wgpuBufferGetConstMappedRange(staging, 0, mapped);
-        if (!p) {
-            wgpuBufferUnmap(staging);
-            return GW_MAP_FAILED;
-        }
-        memcpy(dst, (const char *)p + at, size);
-    }
-    wgpuBufferUnmap(staging);
-    return GW_OK;
-}
-
 const void *gw_read_ahead_map(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped,
                               uint64_t timeout_ms, int *rc) {
     *rc = GW_LOST;
     if (d->lost) return NULL;
     if (!m->done) {
-        // As in gw_read_ahead_take, a wait that gives up leaves m to the callback.
+        // A wait that gives up leaves m to the callback.
         *rc = wait_until(d, &m->done, 0, timeout_ms, "mapping the read-ahead buffer");
         if (*rc != GW_OK) return NULL;
     }
@@ -354,6 +331,12 @@ const void *gw_read_ahead_map(gw_device *d, struct map_note *m, WGPUBuffer stagi
 
 void gw_unmap(WGPUBuffer staging) { wgpuBufferUnmap(staging); }
 
+int gw_read_ahead_drop(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped, uint64_t timeout_ms) {
+    int rc;
+    if (gw_read_ahead_map(d, m, staging, mapped, timeout_ms, &rc)) wgpuBufferUnmap(staging);
+    return rc;
+}
+
 // copy_and_map copies size bytes at offset of src (multiples of 4) to the start of staging
 // in a submission of its own (*seq) and asks for staging to be mapped (gw_map_read).
 static struct map_note *copy_and_map(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging,
@@ -368,17 +351,21 @@ static struct map_note *copy_and_map(gw_device *d, WGPUBuffer src, uint64_t offs
     return gw_map_read(d, staging, size);
 }
 
-int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst,
-            uint64_t timeout_ms) {
-    if (d->lost) return GW_LOST;
+const void *gw_read_map(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging,
+                        uint64_t timeout_ms, int *rc) {
+    *rc = GW_LOST;
+    if (d->lost) return NULL;
     uint64_t seq;
     struct map_note *m = copy_and_map(d, src, offset, size, staging, &seq);
-    if (!m) return d->lost ? GW_LOST : GW_NOMEM;
+    if (!m) {
+        *rc = d->lost ? GW_LOST : GW_NOMEM;
+        return NULL;
+    }
     // From here m belongs to the callback until it has run: a wait that gives up leaves
     // it allocated.
-    int rc = gw_wait(d, seq, timeout_ms);
-    if (rc != GW_OK) return rc;
-    return gw_read_ahead_take(d, m, staging, size, 0, size, dst, timeout_ms);
+    *rc = gw_wait(d, seq, timeout_ms);
+    if (*rc != GW_OK) return NULL;
+    return gw_read_ahead_map(d, m, staging, size, timeout_ms, rc);
 }
 
 uint64_t gw_clear(gw_device *d, WGPUBuffer b, uint64_t offset, uint64_t size) {

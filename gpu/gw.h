@@ -63,32 +63,34 @@ uint64_t gw_submit_n(gw_device *d, WGPUCommandBuffer *cbs, size_t count);
 // gw_wait waits until submission seq has completed: GW_OK, GW_TIMEOUT or GW_LOST.
 int gw_wait(gw_device *d, uint64_t seq, uint64_t timeout_ms);
 void gw_poll(gw_device *d);
-// gw_read copies size bytes at offset of src (both multiples of 4) into dst through the
-// mappable staging buffer (at least size bytes), waiting at most timeout_ms for each of the
-// copy and the mapping. Returns GW_OK or one of the GW_ errors.
-int gw_read(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging, void *dst,
-            uint64_t timeout_ms);
+// gw_read_map copies size bytes at offset of src (both multiples of 4) into the mappable
+// staging buffer (at least size bytes), waiting at most timeout_ms for each of the copy
+// and the mapping, and returns the mapped range [0, size) as gw_read_ahead_map does: the
+// caller reads it and gives it back with gw_unmap. NULL where it failed (*rc: the GW_
+// error).
+const void *gw_read_map(gw_device *d, WGPUBuffer src, uint64_t offset, uint64_t size, WGPUBuffer staging,
+                        uint64_t timeout_ms, int *rc);
 
 struct map_note;
 
 // gw_map_read asks for the first size bytes of staging to be mapped for reading, after the
 // work submitted so far (a read ahead: the submission that copied into staging); the note
-// (NULL: out of memory, or the device is lost) goes to gw_read_ahead_take.
+// (NULL: out of memory, or the device is lost) goes to gw_read_ahead_map or
+// gw_read_ahead_drop.
 struct map_note *gw_map_read(gw_device *d, WGPUBuffer staging, uint64_t size);
 // gw_map_done reports whether the map of a read-ahead completed (its callback ran).
 int gw_map_done(struct map_note *m);
-// gw_read_ahead_take waits for the read-ahead's map, copies size bytes at byte at of the
-// mapped range [0, mapped) into dst (none when dst is NULL), unmaps staging and frees m
-// (which a wait that runs out of time leaves allocated for the callback).
-int gw_read_ahead_take(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped, uint64_t at,
-                       uint64_t size, void *dst, uint64_t timeout_ms);
-// gw_read_ahead_map waits for the read-ahead's map as gw_read_ahead_take does, frees m and
-// returns the mapped range [0, mapped) of staging, which the caller reads and then gives
-// back with gw_unmap; NULL where it failed (*rc: the GW_ error; staging then unmapped).
+// gw_read_ahead_map waits for the read-ahead's map, frees m (which a wait that runs out of
+// time leaves allocated for the callback) and returns the mapped range [0, mapped) of
+// staging, which the caller reads and then gives back with gw_unmap; NULL where it failed
+// (*rc: the GW_ error).
 const void *gw_read_ahead_map(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped,
                               uint64_t timeout_ms, int *rc);
 // gw_unmap unmaps staging.
 void gw_unmap(WGPUBuffer staging);
+// gw_read_ahead_drop waits for the read-ahead's map as gw_read_ahead_map does, and unmaps
+// staging unread: GW_OK or the GW_ error.
+int gw_read_ahead_drop(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped, uint64_t timeout_ms);
 // gw_clear zeroes size bytes at offset of b through its own command buffer; returns the
 // submission's sequence number, or 0 when it could not be submitted.
 uint64_t gw_clear(gw_device *d, WGPUBuffer b, uint64_t offset, uint64_t size);
