@@ -29,6 +29,10 @@ type kvStoreSpec struct {
 	v string
 	// q builds llama's whole pattern (kvStoreQBuild): ROPE Q before the V and K matmuls.
 	q bool
+	// streams > 1 gives the caches that many streams, [hd*nkv, kv_size, streams], stored
+	// through a RESHAPE of each to [hd*nkv, kv_size*streams] (llama's caches of several
+	// sequences: kvCache), a view node before each SET_ROWS.
+	streams int64
 	// fused is the fusion row the library's plan applies to the K store.
 	fused string
 }
@@ -46,7 +50,21 @@ func (s kvStoreSpec) name() string {
 	if s.q {
 		n += ",rope_q"
 	}
+	if s.streams > 1 {
+		n += fmt.Sprintf(",streams=%d", s.streams)
+	}
 	return n + ")"
+}
+
+// kvCache returns the cache named name of a KV_STORE case (rows of hd*nkv elements,
+// kvSize cells a stream), the tensor its SET_ROWS stores into (the cache, or its RESHAPE
+// over every stream's cells) and the cells there.
+func kvCache(b *Builder, s kvStoreSpec, name string, kvSize int64) (dest ggml.Tensor, cells int) {
+	if s.streams <= 1 {
+		return b.New(name, s.cache, s.hd*s.nkv, kvSize), int(kvSize)
+	}
+	c := b.New(name, s.cache, s.hd*s.nkv, kvSize, s.streams)
+	return b.L.Reshape4D(b.Ctx, c, s.hd*s.nkv, kvSize*s.streams, 1, 1), int(kvSize * s.streams)
 }
 
 func kvStoreSpecs() []kvStoreSpec {
@@ -66,6 +84,11 @@ func kvStoreSpecs() []kvStoreSpec {
 		{hd: 32, nkv: 2, nTok: 1, cache: f32, idx: tensor.I64, mode: tensor.RopeNormal, p: ropeAll, v: "fa", q: true, fused: qkvv},
 		{hd: 16, nkv: 2, nTok: 6, cache: f16, idx: tensor.I64, mode: tensor.RopeNormal, p: ropePlain, v: "fa", q: true, fused: qkvv},
 		{hd: 32, nkv: 1, nTok: 5, cache: f32, idx: tensor.I32, mode: tensor.RopeNeox, p: ropeAll, v: "fa", q: true, fused: qkvv},
+		// caches of several streams (several sequences): the rows' forms for a reshape
+		// before each store
+		{hd: 32, nkv: 2, nTok: 3, cache: f16, idx: tensor.I64, mode: tensor.RopeNormal, p: ropePlain, v: "fa", q: true, streams: 3, fused: qkvv},
+		{hd: 16, nkv: 2, nTok: 4, cache: f32, idx: tensor.I64, mode: tensor.RopeNeox, p: ropeAll, v: "fa", streams: 2, fused: kvv},
+		{hd: 32, nkv: 2, nTok: 2, cache: f16, idx: tensor.I32, mode: tensor.RopeNeox, p: ropePlain, streams: 2, fused: kv},
 		// V transposed: only K's store fuses
 		{hd: 32, nkv: 2, nTok: 3, cache: f16, idx: tensor.I64, mode: tensor.RopeNeox, p: ropePlain, v: "trans", fused: kv},
 	}
@@ -111,9 +134,9 @@ func kvStoreCase(s kvStoreSpec) *Case {
 			} else {
 				k = l.RopeExt(ctx, k, b.Index("pos", 1000, nTok), freq, args)
 			}
-			kc := b.New("cache_k", s.cache, hd*nkv, kvSize)
+			kc, cells := kvCache(b, s, "cache_k", kvSize)
 			kIdx := b.New("k_idxs", s.idx, nTok)
-			b.Init(kIdx, DistinctRows(kvSize, int(nTok)))
+			b.Init(kIdx, DistinctRows(cells, int(nTok)))
 			storeK := l.SetRows(ctx, kc, l.View2D(ctx, k, hd*nkv, nTok, k.Nb()[2], 0), kIdx)
 			if s.v == "" {
 				return storeK
@@ -122,8 +145,8 @@ func kvStoreCase(s kvStoreSpec) *Case {
 			b.Check(storeK)
 			if s.v == "fa" {
 				vIdx := b.New("v_idxs", s.idx, nTok)
-				b.Init(vIdx, DistinctRows(kvSize, int(nTok)))
-				vc := b.New("cache_v", s.cache, hd*nkv, kvSize)
+				b.Init(vIdx, DistinctRows(cells, int(nTok)))
+				vc, _ := kvCache(b, s, "cache_v", kvSize)
 				return l.SetRows(ctx, vc, l.View2D(ctx, v, hd*nkv, nTok, v.Nb()[2], 0), vIdx)
 			}
 			// transposed: element d of token t goes to cache row d*kv_size + cell(t)
