@@ -307,19 +307,24 @@ struct map_note *gw_map_read(gw_device *d, WGPUBuffer staging, uint64_t size) {
 
 int gw_map_done(struct map_note *m) { return m->done; }
 
-const void *gw_read_ahead_map(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped,
-                              uint64_t timeout_ms, int *rc) {
-    *rc = GW_LOST;
-    if (d->lost) return NULL;
+// map_wait waits for the read-ahead's map and frees m (which a wait that gives up leaves
+// to the callback): GW_OK where staging is mapped, else the GW_ error.
+static int map_wait(gw_device *d, struct map_note *m, uint64_t timeout_ms) {
+    if (d->lost) return GW_LOST;
     if (!m->done) {
-        // A wait that gives up leaves m to the callback.
-        *rc = wait_until(d, &m->done, 0, timeout_ms, "mapping the read-ahead buffer");
-        if (*rc != GW_OK) return NULL;
+        int rc = wait_until(d, &m->done, 0, timeout_ms, "mapping the read-ahead buffer");
+        if (rc != GW_OK) return rc;
     }
     int ok = m->status == WGPUBufferMapAsyncStatus_Success;
     free(m);
+    return ok ? GW_OK : GW_MAP_FAILED;
+}
+
+const void *gw_read_ahead_map(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped,
+                              uint64_t timeout_ms, int *rc) {
+    *rc = map_wait(d, m, timeout_ms);
+    if (*rc != GW_OK) return NULL;
     *rc = GW_MAP_FAILED;
-    if (!ok) return NULL;
     const void *p = wgpuBufferGetConstMappedRange(staging, 0, mapped);
     if (!p) {
         wgpuBufferUnmap(staging);
@@ -331,9 +336,9 @@ const void *gw_read_ahead_map(gw_device *d, struct map_note *m, WGPUBuffer stagi
 
 void gw_unmap(WGPUBuffer staging) { wgpuBufferUnmap(staging); }
 
-int gw_read_ahead_drop(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped, uint64_t timeout_ms) {
-    int rc;
-    if (gw_read_ahead_map(d, m, staging, mapped, timeout_ms, &rc)) wgpuBufferUnmap(staging);
+int gw_read_ahead_drop(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t timeout_ms) {
+    int rc = map_wait(d, m, timeout_ms);
+    if (rc == GW_OK) wgpuBufferUnmap(staging);
     return rc;
 }
 

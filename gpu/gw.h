@@ -88,9 +88,9 @@ const void *gw_read_ahead_map(gw_device *d, struct map_note *m, WGPUBuffer stagi
                               uint64_t timeout_ms, int *rc);
 // gw_unmap unmaps staging.
 void gw_unmap(WGPUBuffer staging);
-// gw_read_ahead_drop waits for the read-ahead's map as gw_read_ahead_map does, and unmaps
-// staging unread: GW_OK or the GW_ error.
-int gw_read_ahead_drop(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t mapped, uint64_t timeout_ms);
+// gw_read_ahead_drop waits for the read-ahead's map and frees m as gw_read_ahead_map does,
+// and unmaps staging unread: GW_OK or the GW_ error.
+int gw_read_ahead_drop(gw_device *d, struct map_note *m, WGPUBuffer staging, uint64_t timeout_ms);
 // gw_clear zeroes size bytes at offset of b through its own command buffer; returns the
 // submission's sequence number, or 0 when it could not be submitted.
 uint64_t gw_clear(gw_device *d, WGPUBuffer b, uint64_t offset, uint64_t size);

@@ -233,7 +233,7 @@ func (a *aheads) retire(d *Device, slot int) error {
 	if a.last == r {
 		a.last = nil
 	}
-	if rc := C.gw_read_ahead_drop(d.d, r.note, a.stage[slot].h, C.uint64_t(r.size), d.timeoutMS()); rc != C.GW_OK {
+	if rc := C.gw_read_ahead_drop(d.d, r.note, a.stage[slot].h, d.timeoutMS()); rc != C.GW_OK {
 		return d.waitErr(rc, "read ahead")
 	}
 	return nil
