@@ -173,9 +173,10 @@ func TestAddNormQKV(t *testing.T) {
 }
 
 // TestAddNormQKVCols checks the row add+norm+mul+qkv by several columns (tokens decoded
-// together): up to normQKVCols (the integer mat-vec's columns, fewer for the coded
-// formats, Limits.QKVCols), the MULTI form taking every column (NCOLS) in a single
-// product's rows, the norm quantizing each column; never the ROPE_KV form.
+// together): one column by default; with Limits.QKVCols up to normQKVCols (at most the
+// integer mat-vec's columns, fewer for the coded formats), the MULTI form taking every
+// column (NCOLS) in a single product's rows, the norm quantizing each column; never the
+// ROPE_KV form.
 func TestAddNormQKVCols(t *testing.T) {
 	l := &Limits{MaxBinding: 1 << 30, MaxGroupsPerDim: 65535, MaxGroupSize: 1024, MaxWorkgroupStorage: 49152}
 	row := addNormQKVRow
