@@ -121,6 +121,12 @@ const (
 	// EnvQ6KCols overrides the most src1 columns the Q6_K mat-vec takes
 	// (ops.Limits.Q6KCols: 1 to 8), for comparisons.
 	EnvQ6KCols = "GGML_WGPU_Q6K_COLS"
+	// EnvQ6KSwarCols and EnvQ6KSwarMinCols override the most and the fewest src1 columns
+	// of a Q6_K product that the integer mat-vec's Q6K form takes
+	// (ops.Limits.Q6KSwarCols, Q6KSwarMinCols; 1 as the most: none), for comparisons and
+	// tests.
+	EnvQ6KSwarCols    = "GGML_WGPU_Q6K_SWAR_COLS"
+	EnvQ6KSwarMinCols = "GGML_WGPU_Q6K_SWAR_MIN_COLS"
 	// EnvReadOnly=0 binds every operand read_write, as before read-only bindings of weights
 	// (backend.readOnlyOperands), for comparisons.
 	EnvReadOnly = "GGML_WGPU_READONLY"
@@ -392,6 +398,8 @@ func (d *Device) Limits() ops.Limits {
 		Q6KPairsMin:       envInt(EnvQ6KPairsMin),
 		Q6KXQMinRows:      envInt(EnvQ6KXQRows),
 		Q6KCols:           envInt(EnvQ6KCols),
+		Q6KSwarCols:       envInt(EnvQ6KSwarCols),
+		Q6KSwarMinCols:    envInt(EnvQ6KSwarMinCols),
 		Q6KHold:           q6kHoldEnv(os.Getenv(EnvQ6KHold)),
 		Q6KRows:           envInt(EnvQ6KRows),
 		Q6KWG:             envInt(EnvQ6KWG),

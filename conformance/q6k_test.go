@@ -111,3 +111,32 @@ func TestConformanceQ6KHeads(t *testing.T) {
 		runSuite(t, openTestEnv(t), cs)
 	})
 }
+
+// TestConformanceQ6KSwarCols runs the several-column products of q6kCases on the integer
+// mat-vec's Q6K form, each row's weights put in lanes once for every column, as products
+// of 3 to 8 columns and 2^24 weights take it by default (here 2 to 8 columns of every
+// size: GGML_WGPU_Q6K_SWAR_MIN_COLS=2, GGML_WGPU_SWAR_MIN=1), and checks that each takes
+// it.
+func TestConformanceQ6KSwarCols(t *testing.T) {
+	env := openTestEnv(t)
+	var cs []*Case
+	for _, c := range q6kCases() {
+		if c.Op == "MUL_MAT" && !strings.Contains(c.Name, ",n=1,") {
+			cs = append(cs, c)
+		}
+	}
+	limits := limitsWith(func(l *ops.Limits) { l.Q6KSwarMinCols, l.SwarMin = 2, 1 })
+	for _, c := range cs {
+		keys, err := env.KernelsUnder(c, limits)
+		require.NoError(t, err, c.Name)
+		require.Len(t, keys, 2, "%s: %v", c.Name, keys)
+		require.True(t, strings.HasPrefix(keys[0], "mul_mat_vec_q4;") && strings.HasPrefix(keys[1], "mul_mat_vec_q4_act;"), "%s: %v", c.Name, keys)
+		require.Contains(t, keys[0], ";COLS=1;", c.Name)
+	}
+	require.GreaterOrEqual(t, len(cs), 12)
+	t.Setenv("GGML_WGPU_Q6K_SWAR_MIN_COLS", "2") // inherited by the child process
+	t.Setenv("GGML_WGPU_SWAR_MIN", "1")
+	isolated(t, func(t *testing.T) {
+		runSuite(t, openTestEnv(t), cs)
+	})
+}

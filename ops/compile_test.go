@@ -191,6 +191,17 @@ func TestKernelsCompile(t *testing.T) {
 	require.Equal(t, "mul_mat_vec_q4", ds[0].Spec.Kernel)
 	_, err = cache.Pipeline(ds[0].Spec)
 	require.NoError(t, err)
+	// Q6_K by several columns on the integer mat-vec's Q6K form (q6kSwarCols).
+	for _, n := range []int64{3, 8} {
+		ds, err = Lower(node(tensor.OpMulMat, f32(8192, n), nil, contiguous(tensor.Q6_K, 4096, 8192), f32(4096, n)), l)
+		require.NoError(t, err)
+		require.Len(t, ds, 2)
+		require.Equal(t, "1", ds[1].Spec.Defines["COLS"])
+		for _, d := range ds {
+			_, err = cache.Pipeline(d.Spec)
+			require.NoError(t, err, "%s", d.Spec.Key())
+		}
+	}
 	// The output heads' form: Q6K on XQ.
 	ds, err = Lower(q6kHeadExample(), l)
 	require.NoError(t, err)

@@ -45,6 +45,8 @@ import (
 // one-column thresholds the vectorised kernel measured even or faster (Q4_K 2048 x 2048
 // at n = 2: 8.0 against 12.9), so those thresholds hold for several columns too. An 8B
 // Q4_K_M decode of 2 sequences took 8,270 µs of GPU time a step against 9,177 before.
+// Q6_K products of 3 to 8 columns take it too (q6kSwarCols), their weights in signed
+// lanes once for every column.
 
 // swarMinDefault is the fewest weights (M x K over every batch) of a product that takes
 // the integer mat-vec (Limits.SwarMin overrides it). Each workgroup quantizes the
@@ -242,8 +244,9 @@ func swarFormat(a *tensor.Tensor) int {
 // swarApplies reports whether the product p of weights a by src1 b takes the integer
 // mat-vec: weights it reads (swarFormat), columns in 16-byte aligned vectors, at least
 // Limits.SwarMin weights (swarMinDefault), and not Limits.SwarOff; several columns (up to
-// swarCols) for the nibble formats and Q8_0 only, from Limits.SwarColsMin weights where
-// set; Q8_0's output heads only unless Limits.SwarMin is set (swarQ8MinRows).
+// swarCols) for the nibble formats, Q8_0 and Q6_K (q6kSwarCols; from swarMinDefault
+// weights) only, from Limits.SwarColsMin weights where set; Q8_0's output heads only
+// unless Limits.SwarMin is set (swarQ8MinRows).
 func swarApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	return swarAppliesMats(a, b, p, 1, l)
 }
@@ -266,8 +269,17 @@ func swarAppliesMats(a, b *tensor.Tensor, p mulMatParams, mats int, l *Limits) b
 		return false
 	}
 	if p.N > 1 {
-		if a.Type == tensor.Q6_K || p.N > uint32(swarTypeCols(a.Type, l)) || !swarXQFits(a, p) {
+		if a.Type == tensor.Q6_K {
+			least, most := q6kSwarCols(l)
+			if p.N < uint32(least) || p.N > uint32(most) {
+				return false
+			}
+		}
+		if p.N > uint32(swarTypeCols(a.Type, l)) || !swarXQFits(a, p) {
 			return false
+		}
+		if a.Type == tensor.Q6_K && l.SwarMin == 0 {
+			least = swarMinDefault
 		}
 		if l.SwarColsMin > 0 {
 			least = uint64(l.SwarColsMin)
@@ -289,7 +301,8 @@ func swarGLUApplies(wg, wu, x *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	if p.N == 1 {
 		mats = 2
 	}
-	return swarAppliesMats(wg, x, p, mats, l) && swarFormat(wu) > 0 && p.N <= swarGateCols(wg.Type) && swarXQFits(wg, p)
+	q6kCols := wg.Type == tensor.Q6_K && p.N > 1 // the Q6K form's gate takes one column (q6kSwarCols: single products)
+	return !q6kCols && swarAppliesMats(wg, x, p, mats, l) && swarFormat(wu) > 0 && p.N <= swarGateCols(wg.Type) && swarXQFits(wg, p)
 }
 
 // swarXQFits reports whether the quantized columns of the integer mat-vec's XQ form (its
@@ -514,7 +527,8 @@ func swarDispatches(ws []*tensor.Tensor, b, ids, dst *tensor.Tensor, p mulMatPar
 			"SRC0B": flag(len(ws) == 2), "GLU": flag(len(ws) == 2), "IDS": flag(ids != nil),
 			"MULTI": "0", "SRC0C": "0", "PRODUCTS": "1",
 			"PRELOAD": flag(!xq && swarPreload(half, len(ws))), "QW": fmt.Sprint(rows * wpg),
-			"ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg)}
+			"ACC": fmt.Sprint(acc), "RED": fmt.Sprint(acc * wg),
+			"COLS": flag(q6k && p.N > 1), "LW": fmt.Sprint(len(ws) * rows * wpg), "SF": fmt.Sprint(len(ws) * rows)}
 		for k, v := range layout {
 			defs[k] = v
 		}

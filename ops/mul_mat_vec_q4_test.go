@@ -412,9 +412,10 @@ func TestSwarDotQ6Exact(t *testing.T) {
 
 // TestQ6KLowering checks which products take the Q6_K mat-vec (mul_mat_vec_q6k.go) and its
 // shapes: every Q6_K product of one column in 16-byte vectors, whatever its size, unless
-// turned off or its blocks start on odd bytes.
+// turned off or its blocks start on odd bytes; of several columns, those that the integer
+// mat-vec does not take (q6kSwarCols; turned off here but where named).
 func TestQ6KLowering(t *testing.T) {
-	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384}
+	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 16384, Q6KSwarCols: 1}
 	mm := func(m, k, n int64) *tensor.Tensor {
 		return node(tensor.OpMulMat, f32(m, n), nil, contiguous(tensor.Q6_K, k, m), f32(k, n))
 	}
@@ -495,6 +496,36 @@ func TestQ6KLowering(t *testing.T) {
 	one := *l
 	one.Q6KCols = 1
 	require.Equal(t, "mul_mat_vec8", lower(mm(4096, 4096, 2), &one).Spec.Kernel, "one column only")
+	// q6kSwarCols: products of 3 to 8 columns from 2^24 weights on the integer mat-vec's
+	// Q6K form, after the columns' quantization; Limits.Q6KSwarCols and Q6KSwarMinCols
+	// move the bounds
+	kernels := func(n *tensor.Tensor, l *Limits) []string {
+		ds, err := Lower(n, l)
+		require.NoError(t, err)
+		var ks []string
+		for _, d := range ds {
+			ks = append(ks, d.Spec.Kernel)
+		}
+		return ks
+	}
+	swar := *l
+	swar.Q6KSwarCols = 0
+	for _, n := range []int64{3, 4, 8} {
+		d := kernels(mm(4096, 4096, n), &swar)
+		require.Equal(t, []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}, d, "%d columns on SWAR", n)
+	}
+	cols, err := Lower(mm(4096, 4096, 4), &swar)
+	require.NoError(t, err)
+	require.Equal(t, "1", cols[1].Spec.Defines["COLS"])
+	require.Equal(t, "1", cols[1].Spec.Defines["Q6K"])
+	require.Equal(t, "2", cols[1].Spec.Defines["ROWS"])
+	require.Equal(t, "16", cols[1].Spec.Defines["LW"], "two rows' lanes")
+	require.Equal(t, []string{"mul_mat_vec_q6k_cols"}, kernels(mm(4096, 4096, 2), &swar), "two columns")
+	require.Equal(t, []string{"mul_mat_vec_q6k"}, kernels(mm(4096, 4096, 1), &swar), "one column")
+	require.Equal(t, []string{"mul_mat_vec_q6k_cols"}, kernels(mm(1024, 4096, 4), &swar), "below 2^24 weights")
+	swar.Q6KSwarCols, swar.Q6KSwarMinCols = 4, 2
+	require.Equal(t, []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}, kernels(mm(4096, 4096, 2), &swar), "from Q6KSwarMinCols")
+	require.Equal(t, []string{"mul_mat_vec_q6k_cols"}, kernels(mm(4096, 4096, 5), &swar), "beyond Q6KSwarCols")
 	off := *l
 	off.Q6KOff = true
 	require.Equal(t, "mul_mat_vec8", lower(mm(4096, 4096, 1), &off).Spec.Kernel, "turned off")

@@ -90,7 +90,7 @@ func q6kShape(m, k uint32, pairs bool, l *Limits) (rows, wg int) {
 // Limits.Q6KOff, or an output head that the integer mat-vec takes (q6kHeadOnXQ).
 func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bool) {
 	a, b := t.Src[0], t.Src[1]
-	if !q6kApplies(a, b, p, l) || q6kHeadOnXQ(a, b, p, l) {
+	if !q6kApplies(a, b, p, l) || q6kHeadOnXQ(a, b, p, l) || q6kOnSwar(a, b, p, l) {
 		return nil, false
 	}
 	return []Dispatch{matVecQ6K(p, []*tensor.Tensor{a, b, t}, l)}, true
@@ -102,6 +102,42 @@ func lowerMatVecQ6K(t *tensor.Tensor, p mulMatParams, l *Limits) ([]Dispatch, bo
 func q6kApplies(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
 	return !l.Q6KOff && a.Type == tensor.Q6_K && p.N >= 1 && p.N <= uint32(q6kCols(l)) && vectorRows(b) && quantRows(a) &&
 		a.Loc.Addr%2 == 0 && a.Nb[1]%2 == 0 && a.Nb[2]%2 == 0 && a.Nb[3]%2 == 0
+}
+
+// q6kOnSwar reports whether the Q6_K product p of weights a by b, of several columns,
+// takes the integer mat-vec's Q6K form on XQ (q6kSwarCols) instead of the Q6_K mat-vec.
+func q6kOnSwar(a, b *tensor.Tensor, p mulMatParams, l *Limits) bool {
+	return a.Type == tensor.Q6_K && p.N > 1 && swarApplies(a, b, p, l)
+}
+
+// q6kSwarMinCols and q6kSwarMaxCols are the fewest and the most src1 columns of a Q6_K
+// product of 2^24 weights or more (swarMinDefault) that the integer mat-vec's Q6K form
+// takes on XQ: the columns quantized once by a dispatch of their own, each row's weights
+// put in signed lanes once for all of them (q6_group_cols), instead of the Q6_K mat-vec's
+// several-column kernel, which turns them into floats. On an H100 (µs, weights beyond
+// the L2 cache, n = 2, 4, 8, one machine start; the Q6_K mat-vec -> this; ggml-vulkan in
+// brackets): 14336 x 4096 35.7, 56.8, 82.5 -> 38.6, 46.3, 75.3 (24.9, 41.8, 82.3); 4096 x
+// 14336 35.9, 65.0, 90.2 -> 39.4, 49.2, 83.5 (26.0, 41.1, 76.8); at one row a workgroup
+// 43.1, 63.2, 109 and 53.4, 86.0, 148, at four 88.1, 89.4, 117 and 83.6, 87.3, 109. An 8B
+// Q4_K_M decoding S sequences (every ffn_down in Q6_K; GPU µs a step, medians,
+// GGML_WGPU_PROFILE=1, same start): S = 4 7,755.1, 7,772.3 -> 7,547.3, 7,560.1; S = 8
+// 11,952.0 -> 11,684.2; but S = 2 4,798.6 -> 5,084.5, so two columns keep the Q6_K mat-vec.
+const (
+	q6kSwarMinCols = 3
+	q6kSwarMaxCols = swarMaxCols
+)
+
+// q6kSwarCols returns the fewest and the most src1 columns of a Q6_K product that the
+// integer mat-vec takes (Limits.Q6KSwarMinCols, Q6KSwarCols where set).
+func q6kSwarCols(l *Limits) (least, most int) {
+	least, most = q6kSwarMinCols, q6kSwarMaxCols
+	if l.Q6KSwarMinCols > 1 {
+		least = l.Q6KSwarMinCols
+	}
+	if l.Q6KSwarCols > 0 {
+		most = min(l.Q6KSwarCols, swarMaxCols)
+	}
+	return least, most
 }
 
 // q6kXQMinRows is the fewest rows (over every batch) of a single Q6_K product of one
@@ -276,7 +312,7 @@ func matVecQ6KExamples() []*tensor.Tensor {
 		node(tensor.OpMulMat, f32(64, 1), nil, contiguous(tensor.Q6_K, 8192, 64), f32(8192, 1)),
 		node(tensor.OpMulMat, f32(4096, 2), nil, contiguous(tensor.Q6_K, 4096, 4096), f32(4096, 2)), // two columns, pairs
 		node(tensor.OpMulMat, f32(512, 2), nil, contiguous(tensor.Q6_K, 2048, 512), f32(2048, 2)),
-		node(tensor.OpMulMat, f32(4096, 4), nil, contiguous(tensor.Q6_K, 4096, 4096), f32(4096, 4)), // four columns held one at a time, pairs
+		node(tensor.OpMulMat, f32(4096, 4), nil, contiguous(tensor.Q6_K, 3584, 4096), f32(3584, 4)), // four columns held one at a time, pairs (below q6kSwarCols' weights)
 		node(tensor.OpMulMat, f32(512, 4), nil, contiguous(tensor.Q6_K, 2048, 512), f32(2048, 4)),
 	}
 }

@@ -97,6 +97,11 @@ type Limits struct {
 	// Q6KCols overrides the most src1 columns the Q6_K mat-vec takes (0: the default, 8;
 	// 1: one column only), for comparisons.
 	Q6KCols int
+	// Q6KSwarCols and Q6KSwarMinCols override the most (0: the default, 8; 1: none) and
+	// the fewest (0: the default, 3) src1 columns of a Q6_K product that the integer
+	// mat-vec's Q6K form takes (q6kSwarCols), for comparisons and tests (temporary).
+	Q6KSwarCols    int
+	Q6KSwarMinCols int
 	// Q6KHold, set, replaces the columns whose activations the Q6_K mat-vec's
 	// several-column kernel holds at a time (q6kHold; -1: every column's, read first),
 	// for comparisons (temporary).

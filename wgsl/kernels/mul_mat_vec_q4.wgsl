@@ -55,7 +55,9 @@
 // four sub-blocks of 16 elements (the two runs' l < 16 and l >= 16) each have their scale:
 // four integer dots per group, each one float multiply-add under its scale (no offset).
 // Tasks are single groups; the block's byte is computed (Q6_K rows need not start on
-// word boundaries: the blocks of 210 bytes alternate between two alignments).
+// word boundaries: the blocks of 210 bytes alternate between two alignments). With COLS
+// (XQ, NCOLS > 1) each row's words are put in lanes once (q6_lanes), held for the ROWS
+// rows, and multiplied by every column's group in turn (q6_group_cols).
 const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u; // src1 columns (more than one only with XQ)
 const HALF = {{HALF}}u;
@@ -481,18 +483,68 @@ fn q6block(m: u32, i: u32) -> u32 {
   return src0_q6block(i);
 }
 
+// The lane words of ql word q and qh word h (its runs' bits from sh, low nibbles' run;
+// from sh + 4, high nibbles' run) in signed lanes, the words whose SWAR products with
+// activation words x q6_word_dot takes: .x and .y the low nibbles' (bytes 0 and 2, 1 and
+// 3), .z and .w the high nibbles'.
+fn q6_lanes(q: u32, h: u32, sh: u32) -> vec4<i32> {
+  let hl = h >> sh;
+  let hh = h >> (sh + 4u);
+  let l = vec4<u32>(q, q >> 8u, q >> 4u, q >> 12u) & vec4<u32>(0x000f000fu);
+  let t = (vec4<u32>(hl, hl >> 8u, hh, hh >> 8u) & vec4<u32>(0x00030003u)) << vec4<u32>(4u);
+  return vec4<i32>(l | t) - vec4<i32>(0x00200020);
+}
+
 // The SWAR products of ql word q and qh word h (its runs' bits from sh, low nibbles' run;
 // from sh + 4, high nibbles' run) in signed lanes with the activation words x: the low
 // nibbles' two products in .x, the high nibbles' in .y.
 fn q6_word_dot(q: u32, h: u32, sh: u32, x: vec4<i32>) -> vec2<i32> {
-  let hl = h >> sh;
-  let hh = h >> (sh + 4u);
-  let a = i32((q & 0x000f000fu) | ((hl & 0x00030003u) << 4u)) - 0x00200020;
-  let b = i32(((q >> 8u) & 0x000f000fu) | (((hl >> 8u) & 0x00030003u) << 4u)) - 0x00200020;
-  let c = i32(((q >> 4u) & 0x000f000fu) | ((hh & 0x00030003u) << 4u)) - 0x00200020;
-  let d = i32(((q >> 12u) & 0x000f000fu) | (((hh >> 8u) & 0x00030003u) << 4u)) - 0x00200020;
-  return vec2<i32>(a * x.x + b * x.y, c * x.z + d * x.w);
+  return lanes_dot(q6_lanes(q, h, sh), x);
 }
+
+#if COLS
+// q6_group_rows by NCOLS columns (XQ): each row's weights are put in lanes once
+// (q6_lanes: ROWS x WPG lane words a matrix held), then multiplied by every column's
+// group in turn.
+fn q6_group_cols(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, u: u32, gg: u32, gx: u32, col: u32) {
+  let h = gg >> 1u;
+  let sh = 2u * (gg & 1u);
+  var lw: array<vec4<i32>, {{LW}}>; // MATS x ROWS x WPG
+  var sf: array<vec4<f32>, {{SF}}>; // MATS x ROWS: d times the four sub-blocks' scales
+  for (var m = 0u; m < MATS; m = m + 1u) {
+    for (var r = 0u; r < ROWS; r = r + 1u) {
+      let b = q6block(m, a + min(i0 + r, p.M - 1u) * p.A.y + u);
+      let mr = m * ROWS + r;
+      for (var w = 0u; w < WPG; w = w + 1u) {
+        lw[mr * WPG + w] = q6_lanes(q6ql(m, b, 16u * h + 4u * sh + w), q6qh(m, b, 8u * h + w), sh);
+      }
+      let sl = i8x4(q6scales(m, b, 8u * h + sh)); // .x, .y: the low run's
+      let sc = i8x4(q6scales(m, b, 8u * h + sh + 4u)); // the high run's
+      sf[mr] = q6d(m, b) * vec4<f32>(sl.xy, sc.xy);
+    }
+  }
+#for C {{NCOLS}}
+  {
+    var x: array<vec4<i32>, {{WPG}}>;
+    let xd = column_group(&x, col + {{C}}u * (p.K / GROUP), gx);
+    for (var mr = 0u; mr < MATS * ROWS; mr = mr + 1u) {
+      var d: array<vec2<i32>, 2>; // per 16 elements (l < 16, l >= 16): low run, high run
+      for (var k = 0u; k < 2u; k = k + 1u) {
+        d[k] = vec2<i32>(0);
+        for (var w0 = 4u * k; w0 < 4u * k + 4u; w0 = w0 + 2u) { // 4 products per accumulator at most
+          var s = vec2<i32>(0);
+          for (var w = w0; w < w0 + 2u; w = w + 1u) { s = s + lanes_dot(lw[mr * WPG + w], x[w]); }
+          d[k] = d[k] + vec2<i32>(swar_dot(s.x), swar_dot(s.y));
+        }
+      }
+      let f = sf[mr];
+      let o = mr * NCOLS + {{C}}u; // the sum of row r of matrix m, column C
+      (*acc)[o] = (*acc)[o] + xd.x * (f.x * if32(d[0].x) + f.y * if32(d[1].x)) + xd.z * (f.z * if32(d[0].y) + f.w * if32(d[1].y));
+    }
+  }
+#endfor
+}
+#endif
 
 // Adds group gg (2 h + p) of the block holding element u (its first) of the ROWS rows from
 // i0 (matrix base a) of every matrix, times activation group gx of column col, to the
@@ -534,7 +586,11 @@ fn task_loop(acc: ptr<function, array<f32, {{ACC}}>>, a: u32, i0: u32, col: u32,
 #if Q6K
     let u = c - c % 256u;
     let gg = (c % 256u) / GROUP;
+#if COLS
+    q6_group_cols(acc, a, i0, u, gg, t, col);
+#else
     q6_group_rows(acc, a, i0, u, gg, t, col);
+#endif
 #else
     let u = c - c % src0_UNIT_ELEMS;
     let gg = (c % src0_BLOCK_ELEMS) / GROUP;
