@@ -227,6 +227,12 @@ func PerfCases() []*PerfCase {
 			cs = append(cs, perfMulMat(ta, k, 128256, 1))
 		}
 	}
+	// the heads of several sequences decoded together
+	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
+		for _, k := range []int64{2048, 4096} {
+			cs = append(cs, perfMulMat(ta, k, 128256, 8))
+		}
+	}
 	// Decode and small-batch products as a model runs them: weights beyond the L2 cache.
 	for _, ta := range perfWeightTypes {
 		for _, km := range [][2]int64{{4096, 14336}, {14336, 4096}} {
@@ -244,7 +250,7 @@ func PerfCases() []*PerfCase {
 	// take the integer mat-vec from: ops.swarApplies).
 	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.Q8_0} {
 		for _, km := range [][2]int64{{2048, 2048}, {8192, 2048}, {2048, 8192}, {4096, 4096}} {
-			for _, n := range []int64{2, 4} {
+			for _, n := range []int64{2, 4, 8} {
 				cs = append(cs, perfMulMatCold(ta, km[0], km[1], n))
 			}
 		}

@@ -22,6 +22,10 @@ func perfFFNGateCases() []*PerfCase {
 	for _, n := range []int64{2, 4, 8} {
 		cs = append(cs, perfFFNGate(tensor.Q4_K, 4096, 14336, n))
 	}
+	// the 1B's gate by several sequences
+	for _, n := range []int64{4, 8} {
+		cs = append(cs, perfFFNGate(tensor.Q4_0, 2048, 8192, n))
+	}
 	return cs
 }
 
