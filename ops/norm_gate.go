@@ -206,7 +206,7 @@ func guardAddNormQKV(n []*tensor.Tensor, l *Limits) bool {
 		if weights < least {
 			return false
 		}
-		if ds, err := lowerMulMat(other, l); err != nil || len(ds) != 1 {
+		if ds, err := lowerMulMat(other, oneDispatch(l)); err != nil || len(ds) != 1 {
 			return false
 		}
 	}
@@ -230,6 +230,15 @@ func normQKVCols(t tensor.Type, l *Limits) int {
 		return 1
 	}
 	return min(swarTypeCols(t, l), l.QKVCols)
+}
+
+// oneDispatch returns l for the product of another format in the row add+norm+mul+qkv,
+// which must take one dispatch and no scratch memory (the norm's quantized column is
+// there): a Q6_K V by several columns stays on the Q6_K mat-vec (q6kSwarCols: none).
+func oneDispatch(l *Limits) *Limits {
+	own := *l
+	own.Q6KSwarCols = 1
+	return &own
 }
 
 // normQKVSplitMin is the fewest weights of the products of one format for which the row
@@ -276,7 +285,7 @@ func lowerAddNormQKV(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	if other == nil {
 		return ds, nil
 	}
-	own, err := lowerMulMat(other, l)
+	own, err := lowerMulMat(other, oneDispatch(l))
 	if err != nil {
 		return nil, err
 	}

@@ -215,6 +215,21 @@ func TestAddNormQKVCols(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"norm", "mul_mat_vec_q6k_cols", "mul_mat_vec_q4"}, []string{ds[0].Spec.Kernel, ds[1].Spec.Kernel, ds[2].Spec.Kernel})
 	require.Equal(t, "4", ds[2].Spec.Defines["NCOLS"])
+	// where the integer mat-vec would take that V by itself (q6kSwarCols, from SwarMin
+	// weights), after a quantizing dispatch of its own into the scratch memory that holds
+	// the norm's column, it stays on the Q6_K mat-vec in the row
+	small := *l
+	small.SwarMin = 1
+	v := multiProducts(mixed[3:])[1]
+	require.Equal(t, tensor.Q6_K, v.Src[0].Type)
+	alone, err := Lower(v, &small)
+	require.NoError(t, err)
+	require.Equal(t, "mul_mat_vec_q4_act", alone[0].Spec.Kernel, "the V alone")
+	require.True(t, row.Applies(mixed, &small))
+	ds, err = row.Lower(mixed, &small)
+	require.NoError(t, err)
+	require.Len(t, ds, 3)
+	require.Equal(t, "mul_mat_vec_q6k_cols", ds[1].Spec.Kernel)
 	// the rope row takes one token only
 	rope := normQKVRopeNodes(tensor.Q4_0, 64, 32, 8, 2048, 16)
 	require.True(t, addNormQKVRopeRow.Applies(rope, l))
