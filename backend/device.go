@@ -333,6 +333,7 @@ func (d *Device) openLocked() (*gpu.Device, error) {
 	}
 	if l := d.steps; l != nil {
 		e.OnSubmit = func() { l.mark(evSubmit) }
+		g.OnMapped = func() { l.mark(evReadMapped) }
 	}
 	if !d.software {
 		g.SetWaitSpin(gpuWaitSpin)

@@ -32,11 +32,12 @@ const (
 	evWriteEnd
 	evSync
 	evSyncEnd
+	evReadMapped // a read's staging buffer mapped, before its copy
 	evKinds
 )
 
 var stepEventNames = [evKinds]string{"compute", "plan found", "submitted", "compute returns", "read", "read returns",
-	"write", "write returns", "synchronize", "synchronize returns"}
+	"write", "write returns", "synchronize", "synchronize returns", "read mapped"}
 
 // stepLogLimit bounds the events kept (9 bytes each).
 const stepLogLimit = 1 << 20

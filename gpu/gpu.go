@@ -229,12 +229,15 @@ type Device struct {
 	// else DefaultTimeout; the caller may change it, zero or less meaning DefaultTimeout.
 	// A wait that runs out of time marks the device lost.
 	Timeout time.Duration
-	lim     Limits
-	layout  map[Layout]C.WGPUBindGroupLayout
-	stage   *Buffer // reusable readback buffer
-	ahead   aheads  // reads made ahead (ReadAhead)
-	lost    error
-	live    atomic.Uint64 // bytes of the buffers created and not released
+	// OnMapped, when set, is called when a read served from a read ahead has its staging
+	// buffer mapped, before the copy out of it (the host's timeline).
+	OnMapped func()
+	lim      Limits
+	layout   map[Layout]C.WGPUBindGroupLayout
+	stage    *Buffer // reusable readback buffer
+	ahead    aheads  // reads made ahead (ReadAhead)
+	lost     error
+	live     atomic.Uint64 // bytes of the buffers created and not released
 }
 
 // LiveBytes returns the bytes of the device's buffers that are not released: what it

@@ -182,6 +182,9 @@ func (a *aheads) take(d *Device, b *Buffer, offset uint64, dst []byte) (ok bool,
 	if p == nil {
 		return true, d.waitErr(rc, "read ahead")
 	}
+	if d.OnMapped != nil {
+		d.OnMapped()
+	}
 	copyParallel(dst, unsafe.Slice((*byte)(unsafe.Add(p, offset-r.offset)), n))
 	C.gw_unmap(stage)
 	a.taken++

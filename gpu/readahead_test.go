@@ -182,12 +182,15 @@ func TestReadAheadLarge(t *testing.T) {
 		data[i] = byte(i*13 + i>>9)
 	}
 	b := written(t, d, data)
+	mapped := 0
+	d.OnMapped = func() { mapped++ }
 	ok, err := d.ReadAhead(b, 256, n)
 	require.NoError(t, err)
 	require.True(t, ok)
 	got := make([]byte, n-64)
 	require.NoError(t, d.Read(b, 256+64, got))
 	require.EqualValues(t, 1, d.ReadsTaken(), "served from the read made ahead")
+	require.Equal(t, 1, mapped, "OnMapped called once, before the copy")
 	require.Equal(t, data[256+64:], got)
 }
 
