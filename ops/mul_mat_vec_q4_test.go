@@ -130,15 +130,7 @@ func TestSwarLowering(t *testing.T) {
 	mm := func(q tensor.Type, m, k, n int64) *tensor.Tensor {
 		return node(tensor.OpMulMat, f32(m, n), nil, contiguous(q, k, m), f32(k, n))
 	}
-	kernels := func(n *tensor.Tensor, l *Limits) []string {
-		ds, err := Lower(n, l)
-		require.NoError(t, err)
-		var ks []string
-		for _, d := range ds {
-			ks = append(ks, d.Spec.Kernel)
-		}
-		return ks
-	}
+	kernels := func(n *tensor.Tensor, l *Limits) []string { return loweredKernels(t, n, l) }
 	swar := []string{"mul_mat_vec_q4"}
 	xq := []string{"mul_mat_vec_q4_act", "mul_mat_vec_q4"}
 	for _, q := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q5_0, tensor.Q5_1, tensor.Q5_K, tensor.Q6_K, tensor.MXFP4, tensor.IQ4_NL, tensor.IQ4_XS} {
@@ -499,15 +491,7 @@ func TestQ6KLowering(t *testing.T) {
 	// q6kSwarCols: products of 3 to 8 columns from 2^24 weights on the integer mat-vec's
 	// Q6K form, after the columns' quantization; Limits.Q6KSwarCols and Q6KSwarMinCols
 	// move the bounds
-	kernels := func(n *tensor.Tensor, l *Limits) []string {
-		ds, err := Lower(n, l)
-		require.NoError(t, err)
-		var ks []string
-		for _, d := range ds {
-			ks = append(ks, d.Spec.Kernel)
-		}
-		return ks
-	}
+	kernels := func(n *tensor.Tensor, l *Limits) []string { return loweredKernels(t, n, l) }
 	swar := *l
 	swar.Q6KSwarCols = 0
 	for _, n := range []int64{3, 4, 8} {
@@ -613,4 +597,15 @@ func TestSwarGateCols(t *testing.T) {
 		tensor.Q5_K: 2, tensor.Q5_0: 2, tensor.Q5_1: 2, tensor.MXFP4: 2, tensor.IQ4_NL: 1, tensor.IQ4_XS: 1} {
 		require.Equal(t, want, swarGateCols(ty), "%s", ty)
 	}
+}
+
+// loweredKernels returns the kernels of the dispatches that n lowers to under l.
+func loweredKernels(t *testing.T, n *tensor.Tensor, l *Limits) []string {
+	ds, err := Lower(n, l)
+	require.NoError(t, err)
+	var ks []string
+	for _, d := range ds {
+		ks = append(ks, d.Spec.Kernel)
+	}
+	return ks
 }
