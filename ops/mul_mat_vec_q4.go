@@ -269,17 +269,17 @@ func swarAppliesMats(a, b *tensor.Tensor, p mulMatParams, mats int, l *Limits) b
 		return false
 	}
 	if p.N > 1 {
-		if a.Type == tensor.Q6_K {
-			least, most := q6kSwarCols(l)
-			if p.N < uint32(least) || p.N > uint32(most) {
-				return false
-			}
-		}
 		if p.N > uint32(swarTypeCols(a.Type, l)) || !swarXQFits(a, p) {
 			return false
 		}
-		if a.Type == tensor.Q6_K && l.SwarMin == 0 {
-			least = swarMinDefault
+		if a.Type == tensor.Q6_K {
+			fewest, most := q6kSwarCols(l)
+			if p.N < uint32(fewest) || p.N > uint32(most) {
+				return false
+			}
+			if l.SwarMin == 0 {
+				least = swarMinDefault // several columns from the other formats' threshold
+			}
 		}
 		if l.SwarColsMin > 0 {
 			least = uint64(l.SwarColsMin)
