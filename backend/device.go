@@ -115,6 +115,9 @@ const (
 	// "decode", decode steps' graphs on any adapter; "0" none; "all" every graph (for tests
 	// and comparisons).
 	EnvSpecialize = "GGML_WGPU_SPECIALIZE"
+	// EnvPrewake=0 keeps a hardware adapter's waits for the logits from waking the threads
+	// that copy them ahead of the copy (prewakeLead), for comparisons.
+	EnvPrewake = "GGML_WGPU_PREWAKE"
 	// EnvQ6KXQRows overrides the fewest rows of a single Q6_K product (the output heads)
 	// that the integer mat-vec takes on XQ (ops.Limits.Q6KXQMinRows), for comparisons.
 	EnvQ6KXQRows = "GGML_WGPU_Q6K_XQ_ROWS"
@@ -264,6 +267,15 @@ func profilePattern(env, v, what string) *regexp.Regexp {
 // 240.4 -> 254.6, 252.9, 252.5 t/s.
 const gpuWaitSpin = 20 * time.Millisecond
 
+// prewakeLead and prewakeSpin set a hardware adapter's waits that end when llama's logits
+// are ready to wake the threads that copy them out of mapped memory prewakeLead before the
+// last such wait's length, the threads then watching for the copy for up to prewakeSpin
+// (gpu.Device.SetPrewake; EnvPrewake=0 turns it off).
+const (
+	prewakeLead = 100 * time.Microsecond
+	prewakeSpin = 300 * time.Microsecond
+)
+
 func newDevice(index int, a *gpu.Adapter) *Device {
 	d := &Device{
 		Index:   index,
@@ -337,6 +349,9 @@ func (d *Device) openLocked() (*gpu.Device, error) {
 	}
 	if !d.software {
 		g.SetWaitSpin(gpuWaitSpin)
+		if os.Getenv(EnvPrewake) != "0" {
+			g.SetPrewake(prewakeLead, prewakeSpin)
+		}
 	}
 	d.gpu, d.exe = g, e
 	return g, nil

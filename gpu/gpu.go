@@ -236,6 +236,7 @@ type Device struct {
 	layout   map[Layout]C.WGPUBindGroupLayout
 	stage    *Buffer // reusable readback buffer
 	ahead    aheads  // reads made ahead (ReadAhead)
+	prewake  prewake // SetPrewake
 	lost     error
 	live     atomic.Uint64 // bytes of the buffers created and not released
 }
@@ -295,6 +296,23 @@ func (a *Adapter) open(timestamps bool) (*Device, error) {
 func (d *Device) SetWaitSpin(t time.Duration) {
 	if d != nil && d.d != nil && t >= 0 {
 		d.d.spin_us = C.uint64_t(t.Microseconds())
+	}
+}
+
+// prewake is SetPrewake's setting, and how long the last wait for a read made ahead
+// lasted.
+type prewake struct {
+	lead, spin time.Duration
+	last       time.Duration
+}
+
+// SetPrewake has a wait for the GPU whose end makes a read ahead ready (the host reads its
+// logits next) wake the copy pool of the reads out of mapped memory lead before the last
+// such wait's length, to watch for the copy for spin: a copy then finds the pool's threads
+// running, where waking them takes tens of µs. Zero spin (the default) turns it off.
+func (d *Device) SetPrewake(lead, spin time.Duration) {
+	if d != nil && lead >= 0 && spin >= 0 {
+		d.prewake.lead, d.prewake.spin = lead, spin
 	}
 }
 
@@ -1278,7 +1296,20 @@ func (d *Device) Wait(seq uint64) error {
 	if seq > uint64(d.d.submitted) {
 		return fmt.Errorf("webgpu: wait for submission %d, but only %d were made", seq, uint64(d.d.submitted))
 	}
-	return d.waitErr(C.gw_wait(d.d, C.uint64_t(seq), d.timeoutMS()), fmt.Sprintf("wait for submission %d", seq))
+	// A read made ahead whose copy this wait sees done is taken next (llama's logits).
+	r := d.ahead.last
+	ahead := d.prewake.spin > 0 && r != nil && r.seq <= seq && uint64(d.d.completed) < r.seq
+	if ahead && d.prewake.last > d.prewake.lead {
+		d.d.prewake_after_ns = C.uint64_t((d.prewake.last - d.prewake.lead).Nanoseconds())
+		d.d.prewake_spin_ns = C.uint64_t(d.prewake.spin.Nanoseconds())
+	}
+	start := time.Now()
+	rc := C.gw_wait(d.d, C.uint64_t(seq), d.timeoutMS())
+	d.d.prewake_after_ns = 0
+	if ahead && rc == C.GW_OK {
+		d.prewake.last = time.Since(start)
+	}
+	return d.waitErr(rc, fmt.Sprintf("wait for submission %d", seq))
 }
 
 // WaitIdle blocks until all submitted work has completed, like Wait.

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "gw.h"
+#include "copy.h"
 
 size_t gw_enumerate(WGPUInstance inst, WGPUAdapter *out, size_t max) {
     WGPUInstanceEnumerateAdapterOptions opts = {0};
@@ -169,9 +170,15 @@ static int wait_until(gw_device *d, const volatile int *flag, uint64_t seq, uint
     uint64_t deadline = deadline_after(timeout_ms);
     uint64_t start_ns = now_ns();
     uint64_t start = start_ns / 1000;
+    uint64_t prewake = d->prewake_after_ns ? start_ns + d->prewake_after_ns : 0;
+    d->prewake_after_ns = 0;
     for (int spins = 0;; spins++) {
         if (d->lost) return GW_LOST;
         uint64_t poll = now_ns();
+        if (prewake && poll >= prewake) {
+            gw_copy_prewake(d->prewake_spin_ns);
+            prewake = 0;
+        }
         wgpuDevicePoll(d->device, 0, NULL);
         if (flag ? *flag : d->completed >= seq) {
             uint64_t end = now_ns();

@@ -34,6 +34,10 @@ typedef struct gw_device {
     uint64_t waits, wait_polls, done_poll_ns, wait_ns;
     // How long (µs) a wait yields between polls before it sleeps between them.
     uint64_t spin_us;
+    // The next wait, once prewake_after_ns have passed since it began and its work is not
+    // done, wakes the copy pool to watch for a copy for prewake_spin_ns (gw_copy_prewake):
+    // a read out of mapped memory is expected when it ends. Every wait clears it.
+    uint64_t prewake_after_ns, prewake_spin_ns;
 } gw_device;
 
 // gw_enumerate stores up to max Vulkan adapters in out and returns how many; 0 also when

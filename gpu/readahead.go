@@ -1,6 +1,7 @@
 package gpu
 
 // #include "gw.h"
+// #include "copy.h"
 import "C"
 
 import (
@@ -8,7 +9,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 	"unsafe"
 )
 
@@ -192,39 +192,29 @@ func (a *aheads) take(d *Device, b *Buffer, offset uint64, dst []byte) (ok bool,
 }
 
 // A read's copy out of mapped memory goes in pieces of at least copyPiece bytes, on up to
-// copyWorkers goroutines: one core copies ~10 GB/s, and the read of several sequences'
-// logits keeps the GPU idle. The host's timeline of a 1B Q4_0 decode step on the H100
-// machine (GGML_WGPU_TIMELINE=1, bench -p 0 -n 128 -r 2 -s S, two runs each, medians):
-// the logits' read at S = 4 (2 MiB) 292, 226 -> 188, 164 µs, the step 2,182, 2,084 ->
-// 2,032, 1,996; at S = 8 (4 MiB) 394, 402 -> 245, 241, the step 3,423, 3,460 -> 3,313,
-// 3,363; at S = 1 (512 KiB, two pieces) 45, 49 -> 43, 54.
+// copyParts threads: one core copies ~8 GB/s, and the read of several sequences' logits
+// keeps the GPU idle. The threads are a pool of our own (copy.c), woken together: on the
+// H100 machine a 4 MiB copy out of mapped memory after an idle period took 224 µs on 8
+// goroutines, which Go's scheduler wakes one after the other, 64 µs on 8 threads already
+// running and 1 thread 611 µs.
 const (
-	copyPiece   = 256 << 10
-	copyWorkers = 8
+	copyPiece = 64 << 10
+	copyParts = 9
 )
 
-// copyParallel copies src into dst (as long), in pieces on goroutines of their own where
-// it is long enough and the runtime has the processors.
+// copyParallel copies src into dst (as long), in pieces on the copy pool's threads where
+// it is long enough.
 func copyParallel(dst, src []byte) {
 	n := len(dst)
-	workers := min(runtime.GOMAXPROCS(0), copyWorkers, n/copyPiece)
-	if workers <= 1 {
-		copy(dst, src)
+	if n == 0 {
 		return
 	}
-	piece := (n/workers + 63) &^ 63
-	var wg sync.WaitGroup
-	for lo := piece; lo < n; lo += piece {
-		hi := min(lo+piece, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			copy(dst[lo:hi], src[lo:hi])
-		}()
-	}
-	copy(dst[:piece], src[:piece])
-	wg.Wait()
+	C.gw_copy(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), C.size_t(n), C.int(min(copyParts, runtime.GOMAXPROCS(0))), copyPiece)
 }
+
+// copyPrewakes returns how many times a wait woke the copy pool ahead of a copy
+// (SetPrewake).
+func copyPrewakes() uint64 { return uint64(C.gw_copy_prewakes()) }
 
 // retire takes the map of staging buffer slot's read, if one is open, without using it.
 func (a *aheads) retire(d *Device, slot int) error {

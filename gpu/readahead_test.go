@@ -1,7 +1,10 @@
 package gpu
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -195,15 +198,81 @@ func TestReadAheadLarge(t *testing.T) {
 }
 
 func TestCopyParallel(t *testing.T) {
-	for _, n := range []int{0, 1, 2*copyPiece - 1, 2 * copyPiece, 2<<20 + 3, 3*copyWorkers*copyPiece + 4} {
-		src := make([]byte, n)
-		for i := range src {
-			src[i] = byte(i*7 + i>>11)
+	for _, n := range []int{0, 1, copyPiece - 1, 2*copyPiece - 1, 2 * copyPiece, 2<<20 + 3, 3*copyParts*copyPiece + 4} {
+		for _, skew := range []int{0, 1, 7} { // sources not on a word
+			src := make([]byte, n+skew)
+			for i := range src {
+				src[i] = byte(i*7 + i>>11)
+			}
+			dst := make([]byte, n+1)
+			dst[n] = 0xa5
+			copyParallel(dst[:n], src[skew:])
+			require.Equal(t, src[skew:], dst[:n], "%d bytes from %d", n, skew)
+			require.Equal(t, byte(0xa5), dst[n], "%d bytes: nothing past the end", n)
 		}
-		dst := make([]byte, n+1)
-		dst[n] = 0xa5
-		copyParallel(dst[:n], src)
-		require.Equal(t, src, dst[:n], "%d bytes", n)
-		require.Equal(t, byte(0xa5), dst[n], "%d bytes: nothing past the end", n)
 	}
+}
+
+// Copies from several goroutines at once take turns on the pool, each whole: a worker
+// late for one copy takes nothing of the next.
+func TestCopyParallelConcurrent(t *testing.T) {
+	const goroutines, copies = 4, 150
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		go func() {
+			for c := range copies {
+				n := copyPiece*(1+(g*copies+c)%12) + c
+				src := make([]byte, n)
+				for i := range src {
+					src[i] = byte(i + g*31 + c*7)
+				}
+				dst := make([]byte, n)
+				copyParallel(dst, src)
+				if !bytes.Equal(src, dst) {
+					errs <- fmt.Errorf("goroutine %d, copy %d of %d bytes differs", g, c, n)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range goroutines {
+		require.NoError(t, <-errs)
+	}
+}
+
+// A wait whose end makes a read ahead ready wakes the copy pool before it ends (SetPrewake),
+// by the last such wait's length: here a copy of 64 MiB on the GPU before each read ahead
+// of 1 MiB, waits of the same length, and the pool woken half-way through all but the first.
+func TestPrewake(t *testing.T) {
+	d := openFirst(t)
+	const big, n = 64 << 20, 1 << 20
+	src, err := d.CreateBuffer(big, UsageStorage)
+	require.NoError(t, err)
+	defer src.Release()
+	dst, err := d.CreateBuffer(big, UsageStorage)
+	require.NoError(t, err)
+	defer dst.Release()
+	data := bytesFrom(3, n)
+	require.NoError(t, d.Write(src, 0, data))
+	before := copyPrewakes()
+	var waits []time.Duration
+	for i := range 6 {
+		e := d.NewEncoder()
+		require.NoError(t, e.Copy(src, 0, dst, 0, big))
+		_, err := e.Submit()
+		require.NoError(t, err)
+		ok, err := d.ReadAhead(dst, 0, n)
+		require.NoError(t, err)
+		require.True(t, ok)
+		start := time.Now()
+		require.NoError(t, d.WaitIdle())
+		waits = append(waits, time.Since(start))
+		got := make([]byte, n)
+		require.NoError(t, d.Read(dst, 0, got))
+		require.Equal(t, data, got, "read %d", i)
+		d.SetPrewake(d.prewake.last/2, 5*time.Millisecond) // the next wait: half-way through
+	}
+	require.Positive(t, copyPrewakes()-before, "waits %v", waits)
+	d.SetPrewake(0, 0)
 }
