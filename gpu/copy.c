@@ -155,5 +155,6 @@ void gw_copy(void *dst, const void *src, size_t n, int parts, size_t min_piece) 
     futex_wake(&pool.wake, (int)pieces - 1);
     take_pieces();
     while ((uint64_t)atomic_load(&pool.done) < pieces) relax();
+    atomic_store(&pool.spin_until, 0); // the copy a prewake expected came: the workers sleep
     pthread_mutex_unlock(&pool.job);
 }
