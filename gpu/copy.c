@@ -3,9 +3,9 @@
 // next), and on the H100 machine 8 goroutines started after an idle period took a 4 MiB
 // copy out of mapped memory 224 µs where 8 threads already running took 64.
 //
-// Each copy is split into pieces that the caller and the woken workers take by an atomic
-// counter, so a worker that wakes late finds them taken and sleeps again, and the caller
-// waits only for the pieces it saw taken to be finished.
+// Each copy is split into pieces that the caller and the woken workers take by moving the
+// copy's ticket on, so a worker that wakes late finds them taken and sleeps again; the
+// caller returns once every piece is copied.
 #define _GNU_SOURCE
 #include <limits.h>
 #include <linux/futex.h>
