@@ -9,7 +9,7 @@ import (
 )
 
 // firstAdapter returns the first WebGPU adapter.
-func firstAdapter(t *testing.T) *Adapter {
+func firstAdapter(t testing.TB) *Adapter {
 	t.Helper()
 	in, err := NewInstance()
 	require.NoError(t, err)
@@ -21,7 +21,7 @@ func firstAdapter(t *testing.T) *Adapter {
 }
 
 // openFirst opens the first adapter's device, closed when the test ends.
-func openFirst(t *testing.T) *Device {
+func openFirst(t testing.TB) *Device {
 	t.Helper()
 	d, err := firstAdapter(t).Open()
 	require.NoError(t, err)
