@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -99,6 +100,8 @@ static void *worker(void *arg) {
 // host (and for the Go runtime's own threads) never land on them.
 static void start(void) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t allowed; // the CPUs this process may run on (taskset, a container's cpuset)
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) < cpus) cpus = CPU_COUNT(&allowed);
     int want = cpus > 1 ? (int)(cpus - 1) : 0;
     if (want > GW_COPY_WORKERS) want = GW_COPY_WORKERS;
     sigset_t all, old;

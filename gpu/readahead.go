@@ -216,6 +216,10 @@ func copyParallel(dst, src []byte) {
 // (SetPrewake).
 func copyPrewakes() uint64 { return uint64(C.gw_copy_prewakes()) }
 
+// copyThreads returns how many worker threads the copy pool has: one fewer than the CPUs
+// the process may run on, at most eight, none on one CPU.
+func copyThreads() int { return int(C.gw_copy_threads()) }
+
 // retire takes the map of staging buffer slot's read, if one is open, without using it.
 func (a *aheads) retire(d *Device, slot int) error {
 	r := a.open[slot]
