@@ -57,6 +57,7 @@ func Cases() []*Case {
 	cs = append(cs, normQKVCases()...)
 	cs = append(cs, faOutCases()...)
 	cs = append(cs, normQKVRopeCases()...)
+	cs = append(cs, ssmCases()...)
 	return append(cs, placedCases(cs)...)
 }
 

@@ -1,0 +1,54 @@
+package ggml
+
+import "sync"
+
+// This file binds the graph builders of the recurrent layers (ggml_ssm_conv,
+// ggml_ssm_scan, ggml_gated_delta_net), lazily as extra.go does.
+
+type ssmFuncs struct {
+	once sync.Once
+	err  error
+
+	ssmConv       func(Context, Tensor, Tensor) Tensor
+	ssmScan       func(Context, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, int64) Tensor
+	gatedDeltaNet func(Context, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, int64) Tensor
+}
+
+var ssms sync.Map // *Lib -> *ssmFuncs
+
+// ssm returns l's recurrent-layer builders, binding them on first use; it panics naming
+// the first missing symbol.
+func (l *Lib) ssm() *ssmFuncs {
+	v, _ := ssms.LoadOrStore(l, &ssmFuncs{})
+	f := v.(*ssmFuncs)
+	f.once.Do(func() {
+		reg := func(fptr any, name string) {
+			if err := l.bindSym(fptr, name); err != nil && f.err == nil {
+				f.err = err
+			}
+		}
+		reg(&f.ssmConv, "ggml_ssm_conv")
+		reg(&f.ssmScan, "ggml_ssm_scan")
+		reg(&f.gatedDeltaNet, "ggml_gated_delta_net")
+	})
+	if f.err != nil {
+		panic(f.err)
+	}
+	return f
+}
+
+// SSMConv is ggml_ssm_conv: the causal depthwise convolution of sx {d_conv - 1 + n_t,
+// d_inner, n_s} by c {d_conv, d_inner}.
+func (l *Lib) SSMConv(ctx Context, sx, c Tensor) Tensor { return l.ssm().ssmConv(ctx, sx, c) }
+
+// SSMScan is ggml_ssm_scan: the selective scan of x from the states s (row ids[i] for
+// sequence i), keeping k snapshots of the states.
+func (l *Lib) SSMScan(ctx Context, s, x, dt, a, b, c, ids Tensor, snapshots int64) Tensor {
+	return l.ssm().ssmScan(ctx, s, x, dt, a, b, c, ids, snapshots)
+}
+
+// GatedDeltaNet is ggml_gated_delta_net: the gated delta rule over the tokens of q, k, v
+// from state, keeping k snapshots of the state.
+func (l *Lib) GatedDeltaNet(ctx Context, q, k, v, g, beta, state Tensor, snapshots int64) Tensor {
+	return l.ssm().gatedDeltaNet(ctx, q, k, v, g, beta, state, snapshots)
+}
