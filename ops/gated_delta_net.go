@@ -111,24 +111,34 @@ func supportsGDN(t *tensor.Tensor, _ *Limits) bool {
 	return t.Ne == [4]int64{s * h, n*seqs + snaps*s*seqs, 1, 1}
 }
 
+// rowLanesPlan returns, for count rows of n elements held as rowLanes says, the blocks of
+// rows that take a workgroup each and the kernel's LANES and ELEMS.
+func rowLanesPlan(n, count int64) (blocks int64, defs map[string]string) {
+	lanes, elems := rowLanes(n)
+	rows := int64(rowLanesWG / lanes)
+	return (count + rows - 1) / rows, map[string]string{"LANES": fmt.Sprint(lanes), "ELEMS": fmt.Sprint(elems)}
+}
+
+// perElement returns 1 where an operand of ne0 values a row holds one per element of
+// rows of n (rather than one for the row).
+func perElement(ne0, n int64) uint32 {
+	if ne0 == n && n > 1 {
+		return 1
+	}
+	return 0
+}
+
 func lowerGDN(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	q, k, v, g, beta, st := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4], t.Src[5]
 	s := v.Ne[0]
-	lanes, elems := rowLanes(s)
-	rows := rowLanesWG / lanes
-	blocks := (s + int64(rows) - 1) / int64(rows)
-	gvec := uint32(0)
-	if g.Ne[0] == s && s > 1 {
-		gvec = 1
-	}
+	blocks, defs := rowLanesPlan(s, s)
 	p := gdnParams{
 		Q: strides(q), K: strides(k), V: strides(v), G: strides(g), B: strides(beta), S: strides(st),
 		Size: uint32(s), Heads: uint32(v.Ne[1]), Tokens: uint32(v.Ne[2]), Seqs: uint32(v.Ne[3]),
 		Snapshots: uint32(t.Params[0]), QHeads: uint32(q.Ne[1]), KHeads: uint32(k.Ne[1]),
-		QSeqDiv: uint32(v.Ne[3] / q.Ne[3]), KSeqDiv: uint32(v.Ne[3] / k.Ne[3]), GVec: gvec,
+		QSeqDiv: uint32(v.Ne[3] / q.Ne[3]), KSeqDiv: uint32(v.Ne[3] / k.Ne[3]), GVec: perElement(g.Ne[0], s),
 		Blocks: uint32(blocks), Scale: float32(1 / math.Sqrt(float64(s))),
 	}
-	defs := map[string]string{"LANES": fmt.Sprint(lanes), "ELEMS": fmt.Sprint(elems)}
 	sp := spec("gated_delta_net", rowLanesWG, p, defs, in("q", q), in("k", k), in("v", v), in("g", g), in("beta", beta), in("state", st), out("dst", t))
 	n := uint64(blocks) * uint64(v.Ne[1]) * uint64(v.Ne[3])
 	return []Dispatch{{Spec: sp, Tensors: []*tensor.Tensor{q, k, v, g, beta, st, t}, Params: p, Grid: grid1D(n, l)}}, nil

@@ -90,21 +90,13 @@ func supportsSSMScan(t *tensor.Tensor, _ *Limits) bool {
 func lowerSSMScan(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	s, x, dt, a, b, c, ids := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4], t.Src[5], t.Src[6]
 	n := s.Ne[0]
-	lanes, elems := rowLanes(n)
-	rows := rowLanesWG / lanes
-	dimHeads := x.Ne[0] * x.Ne[1]
-	blocks := (dimHeads + int64(rows) - 1) / int64(rows)
-	avec := uint32(0)
-	if a.Ne[0] == n && n > 1 {
-		avec = 1
-	}
+	blocks, defs := rowLanesPlan(n, x.Ne[0]*x.Ne[1])
 	p := ssmScanParams{
 		S: strides(s), X: strides(x), DT: strides(dt), A: strides(a), B: strides(b), C: strides(c),
 		State: uint32(n), Dim: uint32(x.Ne[0]), Heads: uint32(x.Ne[1]), Tokens: uint32(x.Ne[2]), Seqs: uint32(x.Ne[3]),
-		GroupHeads: uint32(x.Ne[1] / b.Ne[1]), Snapshots: uint32(t.Params[0]), AVec: avec, Blocks: uint32(blocks),
+		GroupHeads: uint32(x.Ne[1] / b.Ne[1]), Snapshots: uint32(t.Params[0]), AVec: perElement(a.Ne[0], n), Blocks: uint32(blocks),
 		StateRows: uint32(s.Ne[3]),
 	}
-	defs := map[string]string{"LANES": fmt.Sprint(lanes), "ELEMS": fmt.Sprint(elems)}
 	sp := spec("ssm_scan", rowLanesWG, p, defs, in("s", s), in("x", x), in("dt", dt), in("a", a), in("b", b), in("c", c), in("ids", ids), out("dst", t))
 	return []Dispatch{{Spec: sp, Tensors: []*tensor.Tensor{s, x, dt, a, b, c, ids, t}, Params: p, Grid: grid1D(uint64(blocks)*uint64(x.Ne[3]), l)}}, nil
 }
