@@ -248,7 +248,7 @@ func compareTeacher(t *testing.T, root, exe, libDir, model, ref string, extra ..
 	refOut, _ := run(t, root, exe, append(refArgs, "-d", "CPU")...)
 	gpuOut, gpuLog := run(t, root, exe, append(args, "-d", "WGPU0")...)
 	require.Contains(t, gpuLog, "offloaded 3/3 layers to GPU", "the model's layers must run on WGPU0")
-	require.Contains(t, gpuLog, "WGPU0 KV buffer", "the KV cache must be on WGPU0")
+	require.Regexp(t, `WGPU0 (KV|RS) buffer`, gpuLog, "the KV cache (or a recurrent model's states) must be on WGPU0")
 	cpu, gpu, refs := parseTeacher(t, cpuOut), parseTeacher(t, gpuOut), parseTeacher(t, refOut)
 	require.Equal(t, len(cpu), len(gpu), "steps printed")
 	require.Equal(t, len(cpu), len(refs), "steps printed")

@@ -10,12 +10,21 @@
 // feed-forward matrices, as llama's architecture reads one (Mixtral): an F32 router
 // ffn_gate_inp [embd, N] and the stacked experts ffn_gate_exps, ffn_up_exps [embd, ff, N]
 // and ffn_down_exps [ff, embd, N].
+// --arch qwen35 writes Qwen3.5's hybrid instead (llama's qwen35 architecture): every second
+// layer a gated delta net (attn_qkv, attn_gate, the F32 convolution ssm_conv1d, ssm_dt's
+// bias, the negative decays ssm_a, ssm_beta, ssm_alpha, ssm_norm, ssm_out; heads value
+// heads and kv-heads key heads of embd / heads elements, a convolution of 4), the others
+// full attention with a gated query (attn_q twice as wide), q and k norms and IMROPE
+// sections; post_attention_norm before each feed-forward. --arch mamba2 writes a Mamba-2
+// (llama's mamba2 architecture: no attention and no feed-forward; each layer ssm_in, the
+// convolution ssm_conv1d and its bias, ssm_dt's bias, the decays ssm_a, ssm_d, the grouped
+// ssm_norm and ssm_out; an inner size of 2 embd in heads of 64, 2 groups of 64 states).
 //
 //   mkmodel [-t tokenizer.gguf] -o out.gguf [--embd 2048] [--layers 16] [--heads 32]
 //           [--kv-heads 8] [--ff 8192] [--ctx 4096]
 //           [--type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|
 //                  iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m]
-//           [--experts 0] [--experts-used 2] [--dequantize 0|1] [--vocab N]
+//           [--experts 0] [--experts-used 2] [--dequantize 0|1] [--vocab N] [--arch llama|qwen35|mamba2]
 // --vocab N (without -t) pads the built-in vocabulary with unused tokens to N tokens, e.g.
 // 128256 for the output matrix of llama 3's vocabulary.
 #include <stdio.h>
@@ -74,12 +83,13 @@ static void *convert(void *arg) {
     return NULL;
 }
 
-// kind: MATRIX (random, of the chosen type), NORM (F32 ones), ROUTER (random F32).
-enum { MATRIX, NORM, ROUTER };
+// kind: MATRIX (random, of the chosen type), NORM (F32 ones), ROUTER (random F32), CONV
+// (random F32 of a convolution's size), DECAY (F32 in [-1.5, -0.5]).
+enum { MATRIX, NORM, ROUTER, CONV, DECAY };
 struct spec { const char *name; int64_t ne0, ne1, ne2; int kind; };
 
 int main(int argc, char **argv) {
-    const char *tok = NULL, *out = NULL, *type_name = "f16";
+    const char *tok = NULL, *out = NULL, *type_name = "f16", *arch = "llama";
     int embd = 2048, layers = 16, heads = 32, kv_heads = 8, ff = 8192, ctx_len = 4096, experts = 0, experts_used = 2, dequantize = 0;
     long long min_vocab = 0;
     for (int i = 1; i < argc; i++) {
@@ -99,11 +109,14 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--experts")) experts = atoi(v);
         else if (!strcmp(a, "--experts-used")) experts_used = atoi(v);
         else if (!strcmp(a, "--dequantize")) dequantize = atoi(v);
+        else if (!strcmp(a, "--arch")) arch = v;
         else { fprintf(stderr, "mkmodel: unknown flag %s\n", a); return 2; }
         i++;
     }
-    if (!out || embd % heads || heads % kv_heads || experts < 0 || (experts && (experts_used < 1 || experts_used > experts))) {
-        fprintf(stderr, "usage: mkmodel [-t tokenizer.gguf] -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m --experts N --experts-used K --dequantize 0|1]\n");
+    int qwen35 = !strcmp(arch, "qwen35"), mamba2 = !strcmp(arch, "mamba2");
+    if (!out || embd % heads || heads % kv_heads || experts < 0 || (experts && (experts_used < 1 || experts_used > experts)) ||
+        (!qwen35 && !mamba2 && strcmp(arch, "llama")) || ((qwen35 || mamba2) && experts)) {
+        fprintf(stderr, "usage: mkmodel [-t tokenizer.gguf] -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m --experts N --experts-used K --dequantize 0|1 --arch llama|qwen35|mamba2]\n");
         return 2;
     }
     enum ggml_type wtype, hitype = GGML_TYPE_COUNT; // hitype: the Q4_K_M matrices in Q6_K
@@ -150,22 +163,47 @@ int main(int argc, char **argv) {
         vocab = builtin_vocab(g, min_vocab);
     }
     gguf_set_val_str(g, "general.name", "ggml-wgpu benchmark model (random weights)");
-    gguf_set_val_u32(g, "llama.context_length", ctx_len);
-    gguf_set_val_u32(g, "llama.embedding_length", embd);
-    gguf_set_val_u32(g, "llama.block_count", layers);
-    gguf_set_val_u32(g, "llama.feed_forward_length", ff);
-    gguf_set_val_u32(g, "llama.rope.dimension_count", embd / heads);
-    gguf_set_val_u32(g, "llama.attention.head_count", heads);
-    gguf_set_val_u32(g, "llama.attention.head_count_kv", kv_heads);
-    gguf_set_val_f32(g, "llama.attention.layer_norm_rms_epsilon", 1e-5f);
+    gguf_set_val_str(g, "general.architecture", arch);
+    char key[96];
+    #define KEY(suffix) (snprintf(key, sizeof key, "%s.%s", arch, suffix), key)
+    int head = embd / heads;
+    gguf_set_val_u32(g, KEY("context_length"), ctx_len);
+    gguf_set_val_u32(g, KEY("embedding_length"), embd);
+    gguf_set_val_u32(g, KEY("block_count"), layers);
+    gguf_set_val_u32(g, KEY("feed_forward_length"), ff);
+    gguf_set_val_u32(g, KEY("rope.dimension_count"), head);
+    gguf_set_val_u32(g, KEY("attention.head_count"), heads);
+    gguf_set_val_u32(g, KEY("attention.head_count_kv"), kv_heads);
+    gguf_set_val_f32(g, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
     gguf_set_val_u32(g, "general.file_type", file_type);
     if (experts) {
-        gguf_set_val_u32(g, "llama.expert_count", experts);
-        gguf_set_val_u32(g, "llama.expert_used_count", experts_used);
+        gguf_set_val_u32(g, KEY("expert_count"), experts);
+        gguf_set_val_u32(g, KEY("expert_used_count"), experts_used);
+    }
+    if (qwen35) {
+        int half = head / 2, third = head / 2 / 3;
+        int32_t sections[4] = {half - 2 * third, third, third, 0};
+        gguf_set_arr_data(g, KEY("rope.dimension_sections"), GGUF_TYPE_INT32, sections, 4);
+        gguf_set_val_u32(g, KEY("ssm.conv_kernel"), 4);
+        gguf_set_val_u32(g, KEY("ssm.state_size"), head);
+        gguf_set_val_u32(g, KEY("ssm.group_count"), kv_heads);
+        gguf_set_val_u32(g, KEY("ssm.time_step_rank"), heads);
+        gguf_set_val_u32(g, KEY("ssm.inner_size"), head * heads);
+        gguf_set_val_u32(g, KEY("full_attention_interval"), 2);
+    }
+    // Mamba-2's shape: inner size 2 embd in heads of 64, 2 groups of 64 states
+    const int64_t m_inner = 2 * (int64_t)embd, m_heads = m_inner / 64, m_groups = 2, m_state = 64;
+    const int64_t m_conv = m_inner + 2 * m_groups * m_state;
+    if (mamba2) {
+        gguf_set_val_u32(g, KEY("ssm.conv_kernel"), 4);
+        gguf_set_val_u32(g, KEY("ssm.state_size"), m_state);
+        gguf_set_val_u32(g, KEY("ssm.group_count"), m_groups);
+        gguf_set_val_u32(g, KEY("ssm.time_step_rank"), m_heads);
+        gguf_set_val_u32(g, KEY("ssm.inner_size"), m_inner);
     }
 
     int64_t kv = (int64_t)embd / heads * kv_heads;
-    int n_specs = 3 + (experts ? 10 : 9) * layers;
+    int n_specs = 3 + 16 * layers;
     struct spec *specs = calloc(n_specs, sizeof *specs);
     char (*names)[64] = calloc(n_specs, 64);
     int k = 0;
@@ -177,11 +215,45 @@ int main(int argc, char **argv) {
         #define LAYER3(suffix, a, b, c, kind) do { snprintf(nm, sizeof nm, "blk.%d.%s", l, suffix); ADD3(nm, a, b, c, kind); } while (0)
         #define LAYER(suffix, a, b, kind) LAYER3(suffix, a, b, 1, kind)
         LAYER("attn_norm.weight", embd, 1, NORM);
-        LAYER("attn_q.weight", embd, embd, MATRIX);
-        LAYER("attn_k.weight", embd, kv, MATRIX);
-        LAYER("attn_v.weight", embd, kv, MATRIX);
-        LAYER("attn_output.weight", embd, embd, MATRIX);
-        LAYER("ffn_norm.weight", embd, 1, NORM);
+        if (mamba2) {
+            LAYER("ssm_in.weight", embd, m_inner + m_conv + m_heads, MATRIX);
+            LAYER("ssm_conv1d.weight", 4, m_conv, CONV);
+            LAYER("ssm_conv1d.bias", m_conv, 1, ROUTER);
+            LAYER("ssm_dt.bias", m_heads, 1, ROUTER);
+            LAYER("ssm_a", 1, m_heads, DECAY);
+            LAYER("ssm_d", 1, m_heads, ROUTER);
+            LAYER("ssm_norm.weight", m_inner / m_groups, m_groups, NORM);
+            LAYER("ssm_out.weight", m_inner, embd, MATRIX);
+            continue; // no feed-forward
+        }
+        if (qwen35 && l % 2 == 0) {
+            // the gated delta net: value heads of head elements, key heads (kv_heads) alike
+            int64_t value = (int64_t)head * heads, keys = (int64_t)head * kv_heads;
+            LAYER("attn_qkv.weight", embd, 2 * keys + value, MATRIX);
+            LAYER("attn_gate.weight", embd, value, MATRIX);
+            LAYER("ssm_conv1d.weight", 4, 2 * keys + value, CONV);
+            LAYER("ssm_dt.bias", heads, 1, ROUTER);
+            LAYER("ssm_a", heads, 1, DECAY);
+            LAYER("ssm_beta.weight", embd, heads, MATRIX);
+            LAYER("ssm_alpha.weight", embd, heads, MATRIX);
+            LAYER("ssm_norm.weight", head, 1, NORM);
+            LAYER("ssm_out.weight", value, embd, MATRIX);
+            LAYER("post_attention_norm.weight", embd, 1, NORM);
+        } else if (qwen35) {
+            LAYER("attn_q.weight", embd, 2 * embd, MATRIX); // the query and its gate
+            LAYER("attn_k.weight", embd, kv, MATRIX);
+            LAYER("attn_v.weight", embd, kv, MATRIX);
+            LAYER("attn_output.weight", embd, embd, MATRIX);
+            LAYER("attn_q_norm.weight", head, 1, NORM);
+            LAYER("attn_k_norm.weight", head, 1, NORM);
+            LAYER("post_attention_norm.weight", embd, 1, NORM);
+        } else {
+            LAYER("attn_q.weight", embd, embd, MATRIX);
+            LAYER("attn_k.weight", embd, kv, MATRIX);
+            LAYER("attn_v.weight", embd, kv, MATRIX);
+            LAYER("attn_output.weight", embd, embd, MATRIX);
+            LAYER("ffn_norm.weight", embd, 1, NORM);
+        }
         if (experts) {
             LAYER("ffn_gate_inp.weight", embd, experts, ROUTER);
             LAYER3("ffn_gate_exps.weight", embd, ff, experts, MATRIX);
@@ -207,7 +279,7 @@ int main(int argc, char **argv) {
         if (hitype != GGML_TYPE_COUNT && (!strcmp(nm, "output.weight") || strstr(nm, "attn_v.") || strstr(nm, "ffn_down."))) t = hitype;
         qtypes[i] = t;
         if (dequantize) t = GGML_TYPE_F32;
-        if (specs[i].kind == NORM) ts[i] = ggml_new_tensor_1d(ctx, t, specs[i].ne0);
+        if (specs[i].kind != MATRIX && specs[i].ne1 == 1) ts[i] = ggml_new_tensor_1d(ctx, t, specs[i].ne0);
         else if (specs[i].ne2 > 1) ts[i] = ggml_new_tensor_3d(ctx, t, specs[i].ne0, specs[i].ne1, specs[i].ne2);
         else ts[i] = ggml_new_tensor_2d(ctx, t, specs[i].ne0, specs[i].ne1);
         ggml_set_name(ts[i], specs[i].name);
@@ -255,7 +327,8 @@ int main(int argc, char **argv) {
                 int64_t nr = rows - r < 64 ? rows - r : 64;
                 c->nr = nr;
                 if (specs[i].kind == NORM) for (int64_t j = 0; j < n_per_row * nr; j++) c->row[j] = 1.0f;
-                else fill(c->row, (size_t)(n_per_row * nr), 0.02f);
+                else if (specs[i].kind == DECAY) for (int64_t j = 0; j < n_per_row * nr; j++) c->row[j] = -0.5f - uniform();
+                else fill(c->row, (size_t)(n_per_row * nr), specs[i].kind == CONV ? 0.3f : 0.02f);
                 // The built-in vocabulary: no logit for the control and byte tokens, so that
                 // generation goes on in words.
                 if (!tok && !strcmp(specs[i].name, "output.weight"))
@@ -279,7 +352,7 @@ int main(int argc, char **argv) {
     free(ch);
     free(th);
     fclose(f);
-    fprintf(stderr, "mkmodel: wrote %s: %d layers, embd %d, ff %d, heads %d/%d, vocab %lld, %s%s, %.1f MiB\n",
-            out, layers, embd, ff, heads, kv_heads, (long long)vocab, type_name, dequantize ? " dequantized to f32" : "", (meta + total) / 1048576.0);
+    fprintf(stderr, "mkmodel: wrote %s: %s, %d layers, embd %d, ff %d, heads %d/%d, vocab %lld, %s%s, %.1f MiB\n",
+            out, arch, layers, embd, ff, heads, kv_heads, (long long)vocab, type_name, dequantize ? " dequantized to f32" : "", (meta + total) / 1048576.0);
     return 0;
 }
