@@ -30,6 +30,13 @@ func ssmCases() []*Case {
 		{state: 128, dim: 64, heads: 16, groups: 2, tokens: 32, seqs: 4, snaps: 1},
 		{state: 64, dim: 16, heads: 8, groups: 1, tokens: 5, seqs: 2, snaps: 3},
 		{state: 40, dim: 3, heads: 6, groups: 3, tokens: 4, seqs: 3, snaps: 1},
+		// test_ssm_scan's: Falcon-H1's 256 states, x, B and C views of one tensor, long
+		// prompts, snapshots of fewer tokens than the batch
+		{state: 256, dim: 64, heads: 8, groups: 2, tokens: 32, seqs: 4, snaps: 1},
+		{state: 128, dim: 128, heads: 4, groups: 4, tokens: 16, seqs: 2, snaps: 1, overlap: true},
+		{state: 128, dim: 64, heads: 16, groups: 2, tokens: 65, seqs: 2, snaps: 1},
+		{state: 128, dim: 64, heads: 16, groups: 2, tokens: 4, seqs: 2, snaps: 4},
+		{state: 128, dim: 64, heads: 16, groups: 2, tokens: 8, seqs: 2, snaps: 3},
 	} {
 		cs = append(cs, ssmScanCase(c))
 	}
@@ -50,7 +57,56 @@ func ssmCases() []*Case {
 	} {
 		cs = append(cs, gdnCase(g))
 	}
+	// test_gated_delta_net's own cases: q and k through L2_NORM, gates down to -20, v in
+	// [-0.3, 5], permuted operands, V heads repeating K's, long prompts, snapshots of
+	// fewer tokens than the batch.
+	for _, g := range []gdnOpSpec{
+		{32, 128, 1, 1, 1, false, false, 1}, {32, 16, 1, 1, 1, true, true, 1}, {32, 16, 1, 1, 1, false, true, 1},
+		{16, 64, 1, 2, 1, false, false, 1}, {4, 64, 4, 2, 1, false, false, 1}, {8, 32, 4, 2, 2, false, false, 1},
+		{4, 64, 4, 2, 1, true, false, 1}, {4, 64, 4, 1, 1, true, false, 1}, {4, 16, 4, 2, 1, true, true, 1},
+		{8, 32, 4, 2, 2, false, true, 1}, {4, 64, 256, 1, 1, false, false, 1}, {4, 64, 127, 2, 1, false, false, 1},
+		{4, 64, 33, 1, 1, false, true, 1}, {4, 16, 2, 1, 1, false, false, 2}, {8, 128, 4, 1, 1, false, false, 4},
+		{8, 32, 4, 2, 2, false, true, 4}, {4, 32, 8, 1, 1, false, false, 3}, {4, 64, 16, 2, 1, false, false, 4},
+	} {
+		cs = append(cs, gdnOpCase(g))
+	}
 	return cs
+}
+
+// gdnOpSpec shapes a case built as test-backend-ops' test_gated_delta_net builds it.
+type gdnOpSpec struct {
+	heads, size, tokens, seqs int64
+	vRepeat                   int64
+	permuted, kda             bool
+	snaps                     int64
+}
+
+func gdnOpCase(g gdnOpSpec) *Case {
+	name := fmt.Sprintf("GATED_DELTA_NET(heads=%d,size=%d,tokens=%d,seqs=%d,v_repeat=%d,permuted=%v,kda=%v,K=%d)",
+		g.heads, g.size, g.tokens, g.seqs, g.vRepeat, g.permuted, g.kda, g.snaps)
+	return &Case{Name: name, Op: "GATED_DELTA_NET", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			hv := g.heads * g.vRepeat
+			operand := func(name string, heads int64) ggml.Tensor {
+				if g.permuted { // dims 1 and 2 swapped in memory
+					return b.Permute(b.New(name, f32, g.size, g.tokens, heads, g.seqs), [4]int{0, 2, 1, 3})
+				}
+				return b.New(name, f32, g.size, heads, g.tokens, g.seqs)
+			}
+			q, k, v := operand("q", g.heads), operand("k", g.heads), operand("v", hv)
+			b.Init(v, Uniform(-0.3, 5))
+			gw := int64(1)
+			if g.kda {
+				gw = g.size
+			}
+			gate := b.New("g", f32, gw, hv, g.tokens, g.seqs)
+			b.Init(gate, Uniform(-20, -1e-4))
+			beta := b.New("beta", f32, 1, hv, g.tokens, g.seqs)
+			b.Init(beta, Uniform(0, 1))
+			state := b.New("state", f32, g.size, g.size, hv, g.seqs)
+			q, k = b.L.L2Norm(b.Ctx, q, 1e-6), b.L.L2Norm(b.Ctx, k, 1e-6)
+			return b.L.GatedDeltaNet(b.Ctx, q, k, v, gate, beta, state, g.snaps)
+		}}
 }
 
 // ssmConvCase convolves seqs sequences of tokens new inputs of channels channels (after
@@ -81,7 +137,7 @@ func ssmConvCase(width, channels, tokens, seqs int64, view bool) *Case {
 // picked in random order), snaps snapshots, mamba1 a decay per state element.
 type ssmScanSpec struct {
 	state, dim, heads, groups, tokens, seqs, snaps int64
-	mamba1                                         bool
+	mamba1, overlap                                bool // overlap: x, B and C views of one tensor
 }
 
 func ssmScanCase(c ssmScanSpec) *Case {
@@ -91,16 +147,28 @@ func ssmScanCase(c ssmScanSpec) *Case {
 		name += ",mamba1"
 		an = c.state
 	}
+	if c.overlap {
+		name += ",overlap"
+	}
 	name += ")"
 	return &Case{Name: name, Op: "SSM_SCAN", Types: "f32", MaxNMSE: DefaultMaxNMSE,
 		Build: func(b *Builder) ggml.Tensor {
 			s := b.New("s", f32, c.state, c.dim, c.heads, c.seqs+1)
-			x := b.New("x", f32, c.dim, c.heads, c.tokens, c.seqs)
+			var x, bm, cm ggml.Tensor
+			if c.overlap { // as test_ssm_scan's xbc_overlap (dim == state)
+				xbc := b.New("xbc", f32, c.state, c.heads, c.tokens, 2*c.seqs)
+				nb := xbc.Nb()
+				x = b.L.View4D(b.Ctx, xbc, c.dim, c.heads, c.tokens, c.seqs, nb[1], nb[2], nb[3], nb[3])
+				bm = b.L.View4D(b.Ctx, xbc, c.state, c.groups, c.tokens, c.seqs, nb[1], nb[2], nb[3], 0)
+				cm = b.L.View4D(b.Ctx, xbc, c.state, c.groups, c.tokens, c.seqs, nb[1], nb[2], nb[3], 2*nb[3])
+			} else {
+				x = b.New("x", f32, c.dim, c.heads, c.tokens, c.seqs)
+				bm = b.New("B", f32, c.state, c.groups, c.tokens, c.seqs)
+				cm = b.New("C", f32, c.state, c.groups, c.tokens, c.seqs)
+			}
 			dt := b.New("dt", f32, c.heads, c.tokens, c.seqs)
 			a := b.New("A", f32, an, c.heads)
-			b.Init(a, Uniform(-1, 0)) // decaying, as -exp(A_log)
-			bm := b.New("B", f32, c.state, c.groups, c.tokens, c.seqs)
-			cm := b.New("C", f32, c.state, c.groups, c.tokens, c.seqs)
+			b.Init(a, Uniform(-1, -0.5)) // decaying, as -exp(A_log)
 			ids := b.New("ids", tensor.I32, c.seqs)
 			b.Init(ids, DistinctRows(int(c.seqs+1), int(c.seqs)))
 			return b.L.SSMScan(b.Ctx, s, x, dt, a, bm, cm, ids, c.snaps)
