@@ -9,14 +9,15 @@ import (
 )
 
 // TestRecurrentLogits writes small recurrent models (conformance/host/mkmodel --arch):
-// Qwen3.5's hybrid (qwen35: a gated delta net layer, then a full attention layer) and a
-// Mamba-2 (mamba2), with the built-in vocabulary and random weights in F16, and Q4_K
-// (qwen35) or Q8_0 (mamba2: the CPU backend's 8-bit rounding of a Q4_K product's
+// Qwen3.5's hybrid (qwen35: a gated delta net layer, then a full attention layer), a
+// Mamba-2 (mamba2) and LFM2's hybrid (lfm2: a short convolution layer, then attention),
+// with the built-in vocabulary and random weights in F16, and Q4_K (qwen35, lfm2) or Q8_0
+// (mamba2: the CPU backend's 8-bit rounding of a Q4_K product's
 // activations compounds over Mamba's recurrent steps, and its logits measured an NMSE of
 // 2.2e-3 against WGPU0's at one step of 64, past the threshold). It compares them with the
 // CPU backend:
 //   - the logits after a prompt (the recurrent ops over the prompt's tokens: SSM_CONV,
-//     GATED_DELTA_NET or SSM_SCAN of many tokens);
+//     and GATED_DELTA_NET or SSM_SCAN, of many tokens);
 //   - 64 teacher-forced steps of two sequences decoded together (one token a sequence, the
 //     recurrent states of both).
 //
@@ -27,7 +28,8 @@ func TestRecurrentLogits(t *testing.T) {
 	exe, libDir := buildGenerate(t, root)
 	mk, _ := buildHost(t, root, "mkmodel")
 	dir := t.TempDir()
-	for _, c := range []struct{ arch, typ string }{{"qwen35", "f16"}, {"qwen35", "q4_k"}, {"mamba2", "f16"}, {"mamba2", "q8_0"}} {
+	for _, c := range []struct{ arch, typ string }{{"qwen35", "f16"}, {"qwen35", "q4_k"}, {"mamba2", "f16"}, {"mamba2", "q8_0"},
+		{"lfm2", "f16"}, {"lfm2", "q4_k"}} {
 		arch, typ := c.arch, c.typ
 		t.Run(arch+"-"+typ, func(t *testing.T) {
 			model, ref := filepath.Join(dir, arch+"-"+typ+".gguf"), filepath.Join(dir, arch+"-"+typ+"-f32.gguf")

@@ -19,12 +19,15 @@
 // (llama's mamba2 architecture: no attention and no feed-forward; each layer ssm_in, the
 // convolution ssm_conv1d and its bias, ssm_dt's bias, the decays ssm_a, ssm_d, the grouped
 // ssm_norm and ssm_out; an inner size of 2 embd in heads of 64, 2 groups of 64 states).
+// --arch lfm2 writes LFM2's hybrid: every second layer a short convolution (shortconv.conv
+// of 3 taps, in_proj, out_proj; no KV heads), the others attention with q and k norms;
+// the output norm is token_embd_norm.
 //
 //   mkmodel [-t tokenizer.gguf] -o out.gguf [--embd 2048] [--layers 16] [--heads 32]
 //           [--kv-heads 8] [--ff 8192] [--ctx 4096]
 //           [--type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|
 //                  iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m]
-//           [--experts 0] [--experts-used 2] [--dequantize 0|1] [--vocab N] [--arch llama|qwen35|mamba2]
+//           [--experts 0] [--experts-used 2] [--dequantize 0|1] [--vocab N] [--arch llama|qwen35|mamba2|lfm2]
 // --vocab N (without -t) pads the built-in vocabulary with unused tokens to N tokens, e.g.
 // 128256 for the output matrix of llama 3's vocabulary.
 #include <stdio.h>
@@ -113,10 +116,10 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "mkmodel: unknown flag %s\n", a); return 2; }
         i++;
     }
-    int qwen35 = !strcmp(arch, "qwen35"), mamba2 = !strcmp(arch, "mamba2");
+    int qwen35 = !strcmp(arch, "qwen35"), mamba2 = !strcmp(arch, "mamba2"), lfm2 = !strcmp(arch, "lfm2");
     if (!out || embd % heads || heads % kv_heads || experts < 0 || (experts && (experts_used < 1 || experts_used > experts)) ||
-        (!qwen35 && !mamba2 && strcmp(arch, "llama")) || ((qwen35 || mamba2) && experts)) {
-        fprintf(stderr, "usage: mkmodel [-t tokenizer.gguf] -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m --experts N --experts-used K --dequantize 0|1 --arch llama|qwen35|mamba2]\n");
+        (!qwen35 && !mamba2 && !lfm2 && strcmp(arch, "llama")) || ((qwen35 || mamba2 || lfm2) && experts)) {
+        fprintf(stderr, "usage: mkmodel [-t tokenizer.gguf] -o out.gguf [--embd N --layers N --heads N --kv-heads N --ff N --ctx N --type f16|f32|bf16|q4_0|q8_0|q2_k|q3_k|q4_k|q5_k|q6_k|q4_k_m|tq1_0|tq2_0|mxfp4|nvfp4|q1_0|q2_0|iq4_nl|iq4_xs|iq3_s|iq3_xxs|iq2_s|iq2_xs|iq2_xxs|iq1_s|iq1_m --experts N --experts-used K --dequantize 0|1 --arch llama|qwen35|mamba2|lfm2]\n");
         return 2;
     }
     enum ggml_type wtype, hitype = GGML_TYPE_COUNT; // hitype: the Q4_K_M matrices in Q6_K
@@ -173,7 +176,15 @@ int main(int argc, char **argv) {
     gguf_set_val_u32(g, KEY("feed_forward_length"), ff);
     gguf_set_val_u32(g, KEY("rope.dimension_count"), head);
     gguf_set_val_u32(g, KEY("attention.head_count"), heads);
-    gguf_set_val_u32(g, KEY("attention.head_count_kv"), kv_heads);
+    if (lfm2) { // no KV heads in the convolution layers (the even ones)
+        int32_t *kvs = calloc(layers, sizeof *kvs);
+        for (int l = 0; l < layers; l++) kvs[l] = l % 2 ? kv_heads : 0;
+        gguf_set_arr_data(g, KEY("attention.head_count_kv"), GGUF_TYPE_INT32, kvs, layers);
+        free(kvs);
+        gguf_set_val_u32(g, KEY("shortconv.l_cache"), 3);
+    } else {
+        gguf_set_val_u32(g, KEY("attention.head_count_kv"), kv_heads);
+    }
     gguf_set_val_f32(g, KEY("attention.layer_norm_rms_epsilon"), 1e-5f);
     gguf_set_val_u32(g, "general.file_type", file_type);
     if (experts) {
@@ -226,7 +237,20 @@ int main(int argc, char **argv) {
             LAYER("ssm_out.weight", m_inner, embd, MATRIX);
             continue; // no feed-forward
         }
-        if (qwen35 && l % 2 == 0) {
+        if (lfm2 && l % 2 == 0) {
+            LAYER("shortconv.conv.weight", 3, embd, CONV);
+            LAYER("shortconv.in_proj.weight", embd, 3 * embd, MATRIX);
+            LAYER("shortconv.out_proj.weight", embd, embd, MATRIX);
+            LAYER("ffn_norm.weight", embd, 1, NORM);
+        } else if (lfm2) {
+            LAYER("attn_q.weight", embd, embd, MATRIX);
+            LAYER("attn_k.weight", embd, kv, MATRIX);
+            LAYER("attn_v.weight", embd, kv, MATRIX);
+            LAYER("attn_output.weight", embd, embd, MATRIX);
+            LAYER("attn_q_norm.weight", head, 1, NORM);
+            LAYER("attn_k_norm.weight", head, 1, NORM);
+            LAYER("ffn_norm.weight", embd, 1, NORM);
+        } else if (qwen35 && l % 2 == 0) {
             // the gated delta net: value heads of head elements, key heads (kv_heads) alike
             int64_t value = (int64_t)head * heads, keys = (int64_t)head * kv_heads;
             LAYER("attn_qkv.weight", embd, 2 * keys + value, MATRIX);
@@ -265,7 +289,7 @@ int main(int argc, char **argv) {
             LAYER("ffn_down.weight", ff, embd, MATRIX);
         }
     }
-    ADD("output_norm.weight", embd, 1, NORM);
+    ADD(lfm2 ? "token_embd_norm.weight" : "output_norm.weight", embd, 1, NORM);
     ADD("output.weight", embd, vocab, MATRIX);
 
     struct ggml_init_params ip = {ggml_tensor_overhead() * (n_specs + 8), NULL, true};
