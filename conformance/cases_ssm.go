@@ -11,7 +11,8 @@ import (
 // The recurrent layers of hybrid models: SSM_CONV (Mamba's and the delta-net layers'
 // causal convolution, LFM2's short convolution), SSM_SCAN (Mamba, Mamba-2: Falcon-H1,
 // Granite 4 hybrids) and GATED_DELTA_NET (Qwen3.5, Qwen3-Next, Kimi Linear), as
-// test_ssm_conv, test_ssm_scan and test_gated_delta_net.
+// test_ssm_conv, test_ssm_scan and test_gated_delta_net; and RWKV_WKV6, GATED_LINEAR_ATTN
+// and RWKV_WKV7 (RWKV-6, RWKV-7), as test_rwkv_wkv6, test_gla and test_rwkv_wkv7.
 func ssmCases() []*Case {
 	var cs []*Case
 	for _, c := range []struct {
@@ -70,7 +71,44 @@ func ssmCases() []*Case {
 	} {
 		cs = append(cs, gdnOpCase(g))
 	}
+	// RWKV-6, gated linear attention and RWKV-7 as test_rwkv_wkv6, test_gla and
+	// test_rwkv_wkv7 build them (heads of 64, 32 heads), and heads of 16 and 40 but for
+	// RWKV-7, whose CPU kernel steps over a head in SIMD steps (GGML_F32_STEP, 64 floats
+	// with AVX-512) with no tail, and writes past its result there.
+	for _, op := range []string{"RWKV_WKV6", "GATED_LINEAR_ATTN", "RWKV_WKV7"} {
+		for _, w := range [][4]int64{{32, 64, 1, 1}, {32, 64, 1, 4}, {32, 64, 32, 1}, {32, 64, 32, 4}, {32, 64, 128, 4}, {3, 16, 5, 2}, {2, 40, 3, 3}} {
+			if op == "RWKV_WKV7" && w[1]%64 != 0 {
+				continue
+			}
+			cs = append(cs, wkvCase(op, w[0], w[1], w[2], w[3]))
+		}
+	}
+	cs = append(cs, wkvCase("RWKV_WKV7", 2, 128, 3, 2))
 	return cs
+}
+
+// wkvCase builds op over heads of size elements, seqTokens tokens of each of seqs
+// sequences, as test-backend-ops does (RWKV-7's a and b through L2_NORM).
+func wkvCase(op string, heads, size, seqTokens, seqs int64) *Case {
+	name := fmt.Sprintf("%s(heads=%d,size=%d,seq_tokens=%d,seqs=%d)", op, heads, size, seqTokens, seqs)
+	return &Case{Name: name, Op: op, Types: "f32", MaxNMSE: DefaultMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			n := seqTokens * seqs
+			vec := func(name string) ggml.Tensor { return b.New(name, f32, size, heads, n) }
+			state := func() ggml.Tensor { return b.New("state", f32, size*size*heads, seqs) }
+			switch op {
+			case "RWKV_WKV6":
+				r, k, v := vec("r"), vec("k"), vec("v")
+				tf, td := b.New("tf", f32, size, heads), vec("td")
+				return b.L.RWKVWKV6(b.Ctx, k, v, r, tf, td, state())
+			case "GATED_LINEAR_ATTN":
+				q, k, v, g := vec("q"), vec("k"), vec("v"), vec("g")
+				return b.L.GatedLinearAttn(b.Ctx, k, v, q, g, state(), float32(1/math.Sqrt(float64(size))))
+			}
+			r, w, k, v, a, bv := vec("r"), vec("w"), vec("k"), vec("v"), vec("a"), vec("b")
+			a, bv = b.L.L2Norm(b.Ctx, a, 1e-7), b.L.L2Norm(b.Ctx, bv, 1e-7)
+			return b.L.RWKVWKV7(b.Ctx, r, w, k, v, a, bv, state())
+		}}
 }
 
 // gdnOpSpec shapes a case built as test-backend-ops' test_gated_delta_net builds it.

@@ -3,7 +3,8 @@ package ggml
 import "sync"
 
 // This file binds the graph builders of the recurrent layers (ggml_ssm_conv,
-// ggml_ssm_scan, ggml_gated_delta_net), lazily as extra.go does.
+// ggml_ssm_scan, ggml_gated_delta_net, ggml_rwkv_wkv6, ggml_gated_linear_attn,
+// ggml_rwkv_wkv7), lazily as extra.go does.
 
 type ssmFuncs struct {
 	once sync.Once
@@ -12,6 +13,9 @@ type ssmFuncs struct {
 	ssmConv       func(Context, Tensor, Tensor) Tensor
 	ssmScan       func(Context, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, int64) Tensor
 	gatedDeltaNet func(Context, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, int64) Tensor
+	wkv6          func(Context, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) Tensor
+	gla           func(Context, Tensor, Tensor, Tensor, Tensor, Tensor, float32) Tensor
+	wkv7          func(Context, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) Tensor
 }
 
 var ssms sync.Map // *Lib -> *ssmFuncs
@@ -30,6 +34,9 @@ func (l *Lib) ssm() *ssmFuncs {
 		reg(&f.ssmConv, "ggml_ssm_conv")
 		reg(&f.ssmScan, "ggml_ssm_scan")
 		reg(&f.gatedDeltaNet, "ggml_gated_delta_net")
+		reg(&f.wkv6, "ggml_rwkv_wkv6")
+		reg(&f.gla, "ggml_gated_linear_attn")
+		reg(&f.wkv7, "ggml_rwkv_wkv7")
 	})
 	if f.err != nil {
 		panic(f.err)
@@ -51,4 +58,21 @@ func (l *Lib) SSMScan(ctx Context, s, x, dt, a, b, c, ids Tensor, snapshots int6
 // from state, keeping k snapshots of the state.
 func (l *Lib) GatedDeltaNet(ctx Context, q, k, v, g, beta, state Tensor, snapshots int64) Tensor {
 	return l.ssm().gatedDeltaNet(ctx, q, k, v, g, beta, state, snapshots)
+}
+
+// RWKVWKV6 is ggml_rwkv_wkv6: RWKV-6's recurrence over k, v, r with the bonus tf and the
+// decays td, from state.
+func (l *Lib) RWKVWKV6(ctx Context, k, v, r, tf, td, state Tensor) Tensor {
+	return l.ssm().wkv6(ctx, k, v, r, tf, td, state)
+}
+
+// GatedLinearAttn is ggml_gated_linear_attn: gated linear attention over k, v, q with the
+// gates g, from state, its output scaled by scale.
+func (l *Lib) GatedLinearAttn(ctx Context, k, v, q, g, state Tensor, scale float32) Tensor {
+	return l.ssm().gla(ctx, k, v, q, g, state, scale)
+}
+
+// RWKVWKV7 is ggml_rwkv_wkv7: RWKV-7's recurrence over r, w, k, v, a, b, from state.
+func (l *Lib) RWKVWKV7(ctx Context, r, w, k, v, a, b, state Tensor) Tensor {
+	return l.ssm().wkv7(ctx, r, w, k, v, a, b, state)
 }
