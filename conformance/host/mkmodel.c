@@ -237,20 +237,12 @@ int main(int argc, char **argv) {
             LAYER("ssm_out.weight", m_inner, embd, MATRIX);
             continue; // no feed-forward
         }
-        if (lfm2 && l % 2 == 0) {
+        int recurrent = (lfm2 || qwen35) && l % 2 == 0;
+        if (recurrent && lfm2) {
             LAYER("shortconv.conv.weight", 3, embd, CONV);
             LAYER("shortconv.in_proj.weight", embd, 3 * embd, MATRIX);
             LAYER("shortconv.out_proj.weight", embd, embd, MATRIX);
-            LAYER("ffn_norm.weight", embd, 1, NORM);
-        } else if (lfm2) {
-            LAYER("attn_q.weight", embd, embd, MATRIX);
-            LAYER("attn_k.weight", embd, kv, MATRIX);
-            LAYER("attn_v.weight", embd, kv, MATRIX);
-            LAYER("attn_output.weight", embd, embd, MATRIX);
-            LAYER("attn_q_norm.weight", head, 1, NORM);
-            LAYER("attn_k_norm.weight", head, 1, NORM);
-            LAYER("ffn_norm.weight", embd, 1, NORM);
-        } else if (qwen35 && l % 2 == 0) {
+        } else if (recurrent) {
             // the gated delta net: value heads of head elements, key heads (kv_heads) alike
             int64_t value = (int64_t)head * heads, keys = (int64_t)head * kv_heads;
             LAYER("attn_qkv.weight", embd, 2 * keys + value, MATRIX);
@@ -262,22 +254,17 @@ int main(int argc, char **argv) {
             LAYER("ssm_alpha.weight", embd, heads, MATRIX);
             LAYER("ssm_norm.weight", head, 1, NORM);
             LAYER("ssm_out.weight", value, embd, MATRIX);
-            LAYER("post_attention_norm.weight", embd, 1, NORM);
-        } else if (qwen35) {
-            LAYER("attn_q.weight", embd, 2 * embd, MATRIX); // the query and its gate
-            LAYER("attn_k.weight", embd, kv, MATRIX);
-            LAYER("attn_v.weight", embd, kv, MATRIX);
-            LAYER("attn_output.weight", embd, embd, MATRIX);
-            LAYER("attn_q_norm.weight", head, 1, NORM);
-            LAYER("attn_k_norm.weight", head, 1, NORM);
-            LAYER("post_attention_norm.weight", embd, 1, NORM);
         } else {
-            LAYER("attn_q.weight", embd, embd, MATRIX);
+            LAYER("attn_q.weight", embd, qwen35 ? 2 * embd : embd, MATRIX); // Qwen3.5's: the query and its gate
             LAYER("attn_k.weight", embd, kv, MATRIX);
             LAYER("attn_v.weight", embd, kv, MATRIX);
             LAYER("attn_output.weight", embd, embd, MATRIX);
-            LAYER("ffn_norm.weight", embd, 1, NORM);
+            if (lfm2 || qwen35) {
+                LAYER("attn_q_norm.weight", head, 1, NORM);
+                LAYER("attn_k_norm.weight", head, 1, NORM);
+            }
         }
+        LAYER(qwen35 ? "post_attention_norm.weight" : "ffn_norm.weight", embd, 1, NORM);
         if (experts) {
             LAYER("ffn_gate_inp.weight", embd, experts, ROUTER);
             LAYER3("ffn_gate_exps.weight", embd, ff, experts, MATRIX);
