@@ -58,6 +58,7 @@ func Cases() []*Case {
 	cs = append(cs, faOutCases()...)
 	cs = append(cs, normQKVRopeCases()...)
 	cs = append(cs, ssmCases()...)
+	cs = append(cs, im2colCases()...)
 	return append(cs, placedCases(cs)...)
 }
 
@@ -557,6 +558,7 @@ func getRowsCase(t tensor.Type, src [4]int64, n int64, view bool) *Case {
 
 type mmSpec struct {
 	ta          tensor.Type
+	tb          tensor.Type // src1's type (the zero value: F32)
 	m, n, k     int64
 	bs, nr      [2]int64
 	per         [4]int // permutation applied to both sources (identity: none)
@@ -608,6 +610,20 @@ func mulMatCases() []*Case {
 			mulMatCase(mmSpec{ta: ta, m: 16, n: 9, k: 40, bs: [2]int64{1, 1}, nr: [2]int64{1, 1}, padB: true}),
 		)
 	}
+	// F16 activations (ggml_conv_2d: the input's columns by an F16 kernel), on the plain
+	// mat-vec and tiled kernels: F16 weights (the CPU backend takes no others), broadcast
+	// batches, permuted and padded activations, a patch embedding's shape.
+	for _, ta := range []tensor.Type{f16} {
+		for _, n := range []int64{1, 4, 67} {
+			cs = append(cs, mulMatCase(mmSpec{ta: ta, tb: f16, m: 70, n: n, k: 72, bs: [2]int64{3, 2}, nr: [2]int64{2, 1}}),
+				mulMatCase(mmSpec{ta: ta, tb: f16, m: 33, n: n, k: 33, bs: [2]int64{1, 1}, nr: [2]int64{1, 1}}))
+		}
+		cs = append(cs,
+			mulMatCase(mmSpec{ta: ta, tb: f16, m: 16, n: 8, k: 32, bs: [2]int64{2, 3}, nr: [2]int64{1, 1}, per: [4]int{0, 2, 1, 3}}),
+			mulMatCase(mmSpec{ta: ta, tb: f16, m: 33, n: 7, k: 64, bs: [2]int64{4, 1}, nr: [2]int64{1, 1}, perB: true}),
+			mulMatCase(mmSpec{ta: ta, tb: f16, m: 16, n: 9, k: 40, bs: [2]int64{1, 1}, nr: [2]int64{1, 1}, padB: true}))
+	}
+	cs = append(cs, mulMatCase(mmSpec{ta: f16, tb: f16, m: 256, n: 64, k: 588, bs: [2]int64{1, 1}, nr: [2]int64{1, 1}}))
 	// The large-tile kernel (prompts: at least 128 rows and columns and 256 tiles of 128 x
 	// 128), partial tiles at both edges, vectorised and element-wise loads.
 	big := [2]int64{8, 8}
@@ -623,8 +639,8 @@ func mulMatCases() []*Case {
 
 func mulMatCase(s mmSpec) *Case {
 	ident := [4]int{0, 1, 2, 3}
-	name := fmt.Sprintf("MUL_MAT(type_a=%s,type_b=f32,m=%d,n=%d,k=%d,bs=[%d,%d],nr=[%d,%d]",
-		s.ta, s.m, s.n, s.k, s.bs[0], s.bs[1], s.nr[0], s.nr[1])
+	name := fmt.Sprintf("MUL_MAT(type_a=%s,type_b=%s,m=%d,n=%d,k=%d,bs=[%d,%d],nr=[%d,%d]",
+		s.ta, s.tb, s.m, s.n, s.k, s.bs[0], s.bs[1], s.nr[0], s.nr[1])
 	if s.per != ident && s.per != [4]int{} {
 		name += ",per=" + fmtPerm(s.per)
 	}
@@ -638,7 +654,7 @@ func mulMatCase(s mmSpec) *Case {
 		name += ",view_b"
 	}
 	name += ")"
-	return &Case{Name: name, Op: "MUL_MAT", Types: s.ta.String() + " x f32", MaxNMSE: MulMatMaxNMSE,
+	return &Case{Name: name, Op: "MUL_MAT", Types: s.ta.String() + " x " + s.tb.String(), MaxNMSE: MulMatMaxNMSE,
 		Build: func(b *Builder) ggml.Tensor {
 			neA := [4]int64{s.k, s.m, s.bs[0], s.bs[1]}
 			neB := [4]int64{s.k, s.n, s.bs[0] * s.nr[0], s.bs[1] * s.nr[1]}
@@ -647,7 +663,7 @@ func mulMatCase(s mmSpec) *Case {
 			case s.per != ident && s.per != [4]int{}:
 				pa, pb := permuteShape(neA, s.per), permuteShape(neB, s.per)
 				a = b.Permute(b.New("a", s.ta, pa[:]...), s.per)
-				y = b.Permute(b.New("b", f32, pb[:]...), s.per)
+				y = b.Permute(b.New("b", s.tb, pb[:]...), s.per)
 			default:
 				if s.padA {
 					// rows padded by 6 elements (2 blocks when quantized), starting 2
@@ -665,12 +681,12 @@ func mulMatCase(s mmSpec) *Case {
 				case s.perB:
 					p := [4]int{0, 2, 1, 3}
 					pb := permuteShape(neB, p)
-					y = b.Permute(b.New("b", f32, pb[:]...), p)
+					y = b.Permute(b.New("b", s.tb, pb[:]...), p)
 				case s.padB:
-					x := b.New("b_base", f32, s.k+3, s.n+2, neB[2], neB[3])
-					y = b.View4D(x, neB, x.Nb()[1]*2+1*4)
+					x := b.New("b_base", s.tb, s.k+3, s.n+2, neB[2], neB[3])
+					y = b.View4D(x, neB, x.Nb()[1]*2+uint64(s.tb.Size()))
 				default:
-					y = b.New("b", f32, neB[:]...)
+					y = b.New("b", s.tb, neB[:]...)
 				}
 			}
 			return b.L.MulMat(b.Ctx, a, y)

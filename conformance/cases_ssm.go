@@ -274,3 +274,85 @@ func gdnCase(g gdnSpec) *Case {
 			return b.L.GatedDeltaNet(b.Ctx, q, k, v, gate, beta, state, g.snaps)
 		}}
 }
+
+// im2colCases are test_im2col's shapes (the convolutions of audio and vision encoders),
+// some scaled down: 1-D and 2-D, F32 and F16 inputs and results, strides, padding and
+// dilation, and an input that is a view with padded rows.
+func im2colCases() []*Case {
+	type ic struct {
+		in, dst tensor.Type
+		input   [4]int64
+		kernel  [4]int64
+		s, p, d [2]int32
+		is2D    bool
+	}
+	one, zero := [2]int32{1, 0}, [2]int32{0, 0}
+	var cs []*Case
+	for _, c := range []ic{
+		{f32, f32, shape(3000, 128), shape(3, 128, 1280), one, zero, one, false},
+		{f32, f16, shape(3000, 128), shape(3, 128, 1280), one, zero, one, false},
+		{f32, f32, shape(37, 5, 3), shape(4, 5), [2]int32{2, 0}, [2]int32{3, 0}, [2]int32{2, 0}, false},
+		{f32, f32, shape(10, 10, 3, 1), shape(3, 3, 3, 1), [2]int32{1, 1}, [2]int32{0, 0}, [2]int32{1, 1}, true},
+		{f32, f16, shape(10, 10, 3, 1), shape(3, 3, 3, 1), [2]int32{1, 1}, [2]int32{0, 0}, [2]int32{1, 1}, true},
+		{f16, f16, shape(10, 10, 3, 1), shape(3, 3, 3, 1), [2]int32{1, 1}, [2]int32{0, 0}, [2]int32{1, 1}, true},
+		{f32, f16, shape(12, 12, 2, 32), shape(3, 3, 2, 32), [2]int32{1, 1}, [2]int32{1, 1}, [2]int32{1, 1}, true},
+		{f32, f16, shape(5, 5, 1, 32), shape(3, 4, 1, 32), [2]int32{1, 1}, [2]int32{0, 0}, [2]int32{1, 1}, true},
+		{f32, f32, shape(2, 2, 1536, 729), shape(2, 2, 1536, 64), [2]int32{1, 1}, [2]int32{0, 0}, [2]int32{1, 1}, true},
+		{f32, f16, shape(128, 128, 2, 1), shape(33, 34, 2, 1), [2]int32{1, 1}, [2]int32{1, 1}, [2]int32{1, 1}, true},
+		{f32, f32, shape(224, 224, 3, 1), shape(14, 14, 3, 8), [2]int32{14, 14}, [2]int32{0, 0}, [2]int32{1, 1}, true},
+		{f32, f32, shape(23, 19, 3, 2), shape(3, 5, 3, 1), [2]int32{2, 3}, [2]int32{2, 1}, [2]int32{2, 1}, true},
+	} {
+		cs = append(cs, im2colCase(c.in, c.dst, c.input, c.kernel, c.s, c.p, c.d, c.is2D, false))
+	}
+	cs = append(cs, im2colCase(f32, f32, shape(23, 19, 3, 2), shape(3, 5, 3, 1), [2]int32{2, 3}, [2]int32{2, 1}, [2]int32{2, 1}, true, true))
+	// Whole convolutions as ggml builds them (IM2COL into F16, MUL_MAT of F16 by the F16
+	// kernel, and for 2-D a permuted copy): a patch embedding, a padded 3 x 3, an audio
+	// encoder's 1-D.
+	for _, c := range []struct {
+		input, kernel [4]int64
+		s, p          int32
+		is2D          bool
+	}{
+		{shape(56, 42, 3, 1), shape(14, 14, 3, 32), 14, 0, true},
+		{shape(12, 12, 4, 2), shape(3, 3, 4, 8), 1, 1, true},
+		{shape(300, 80), shape(3, 80, 64), 1, 1, false},
+	} {
+		c := c
+		name := fmt.Sprintf("CONV(ne_input=%s,ne_kernel=%s,s=%d,p=%d,is_2D=%v)", fmtNe(c.input), fmtNe(c.kernel), c.s, c.p, c.is2D)
+		cs = append(cs, &Case{Name: name, Op: "GRAPH", Types: "f32, f16 kernel", MaxNMSE: MulMatMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				x := b.New("input", f32, c.input[:]...)
+				k := b.New("kernel", f16, c.kernel[:]...)
+				if c.is2D {
+					return b.L.Conv2D(b.Ctx, k, x, c.s, c.s, c.p, c.p, 1, 1)
+				}
+				return b.L.Conv1D(b.Ctx, k, x, c.s, c.p, 1)
+			}})
+	}
+	return cs
+}
+
+func im2colCase(in, dst tensor.Type, input, kernel [4]int64, s, p, d [2]int32, is2D, view bool) *Case {
+	name := fmt.Sprintf("IM2COL(type_input=%s,dst_type=%s,ne_input=%s,ne_kernel=%s,s=%v,p=%v,d=%v,is_2D=%v",
+		in, dst, fmtNe(input), fmtNe(kernel), s, p, d, is2D)
+	if view {
+		name += ",view"
+	}
+	name += ")"
+	max := DefaultMaxNMSE
+	if dst == f16 || in == f16 {
+		max = F16MaxNMSE
+	}
+	return &Case{Name: name, Op: "IM2COL", Types: fmt.Sprintf("%s->%s", in, dst), MaxNMSE: max,
+		Build: func(b *Builder) ggml.Tensor {
+			var x ggml.Tensor
+			if view { // the input's channels in planes of padded rows: only the plane stride grows
+				base := b.New("input_base", in, input[0], input[1]+2, input[2], input[3])
+				x = b.View4D(base, input, 0)
+			} else {
+				x = b.New("input", in, input[:]...)
+			}
+			k := b.New("kernel", f16, kernel[:]...)
+			return b.L.Im2col(b.Ctx, k, x, s[0], s[1], p[0], p[1], d[0], d[1], is2D, dst)
+		}}
+}

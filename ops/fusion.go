@@ -68,6 +68,9 @@ func (f *Fusion) Matches(n []*tensor.Tensor) bool {
 		if !ops.Has(n[i].Op) {
 			return false
 		}
+		if n[i].Op == tensor.OpMulMat && n[i].Src[1] != nil && n[i].Src[1].Type != tensor.F32 {
+			return false // F16 activations take the plain kernels only (lowerMulMatHalf)
+		}
 	}
 	return true
 }

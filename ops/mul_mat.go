@@ -117,13 +117,15 @@ func matVec8Reads(a, b *tensor.Tensor) bool {
 }
 
 func init() {
-	describeFamily("MUL_MAT", "F32, F16, BF16, "+quantNames()+" x F32",
+	describeFamily("MUL_MAT", "F32, F16, BF16, "+quantNames()+" x F32; F16 x F16",
 		"batched, src0 broadcast over dims 2, 3; any strides (quantized src0: rows of whole blocks)")
 	register(tensor.OpMulMat, family{supports: supportsMulMat, lower: lowerMulMatOp, examples: func() []*tensor.Tensor {
 		ex := []*tensor.Tensor{
-			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.F16, 5, 3), f32(5, 2)),   // mat-vec
-			node(tensor.OpMulMat, f32(3, 9), nil, f32(5, 3), f32(5, 9)),                      // tiled
-			node(tensor.OpMulMat, f32(3, 1), nil, contiguous(tensor.F16, 16, 3), f32(16, 1)), // vectorised mat-vec
+			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.F16, 5, 3), f32(5, 2)),                        // mat-vec
+			node(tensor.OpMulMat, f32(3, 2), nil, contiguous(tensor.F16, 16, 3), contiguous(tensor.F16, 16, 2)),   // F16 activations
+			node(tensor.OpMulMat, f32(3, 20), nil, contiguous(tensor.F16, 16, 3), contiguous(tensor.F16, 16, 20)), // tiled, F16 activations
+			node(tensor.OpMulMat, f32(3, 9), nil, f32(5, 3), f32(5, 9)),                                           // tiled
+			node(tensor.OpMulMat, f32(3, 1), nil, contiguous(tensor.F16, 16, 3), f32(16, 1)),                      // vectorised mat-vec
 			node(tensor.OpMulMat, f32(3, 4), nil, f32(16, 3), f32(16, 4)),
 			node(tensor.OpMulMat, f32(3, 9), nil, contiguous(tensor.F16, 16, 3), f32(16, 9)),                      // tiled, vectorised loads
 			node(tensor.OpMulMat, f32(3, 8), nil, contiguous(tensor.F16, 16, 3), f32(16, 8)),                      // vectorised mat-vec, most columns
@@ -152,7 +154,12 @@ func init() {
 
 func supportsMulMat(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
-	if a == nil || b == nil || !(isFloatOrBF16(a.Type) || quantized(a.Type)) || b.Type != tensor.F32 || t.Type != tensor.F32 {
+	if a == nil || b == nil || !(isFloatOrBF16(a.Type) || quantized(a.Type)) || t.Type != tensor.F32 {
+		return false
+	}
+	// F16 activations (ggml_conv_2d's columns by an F16 kernel): by F16 weights only, as the
+	// CPU backend takes them
+	if b.Type != tensor.F32 && (b.Type != tensor.F16 || a.Type != tensor.F16) {
 		return false
 	}
 	if quantized(a.Type) && !quantRows(a) {
@@ -178,6 +185,9 @@ func mulMatParamsOf(t *tensor.Tensor) mulMatParams {
 
 func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
+	if b.Type != tensor.F32 {
+		return lowerMulMatHalf(t, l), nil
+	}
 	p := mulMatParamsOf(t)
 	batches := p.Batches
 	operands := []wgslOperand{in("src0", a), in("src1", b), out("dst", t)}
@@ -210,10 +220,31 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
 }
 
+// lowerMulMatHalf lowers a product of F16 activations (src1) on the plain kernels, which
+// read src1 through its format's accessors: the element-wise mat-vec up to matVecMaxCols
+// columns, else the 64 x 64 tiled kernel. The CPU backend multiplies F16 by F16 as
+// well, without rounding src1 first; no fusion row takes these (Fusion.Matches).
+func lowerMulMatHalf(t *tensor.Tensor, l *Limits) []Dispatch {
+	a, b := t.Src[0], t.Src[1]
+	p := mulMatParamsOf(t)
+	operands := []wgslOperand{in("src0", a), in("src1", b), out("dst", t)}
+	tensors := []*tensor.Tensor{a, b, t}
+	if p.N <= matVecMaxCols {
+		s := spec("mul_mat_vec", wgMatVec, p, nil, operands...)
+		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.M)*uint64(p.N)*uint64(p.Batches), l)}}
+	}
+	s := spec("mul_mat", 256, p, tiledLoads(a, b, operands), operands...)
+	grid := [3]uint32{(p.M + matTile - 1) / matTile, (p.N + matTile - 1) / matTile, p.Batches}
+	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}
+}
+
 // lowerMulMatOp lowers a MUL_MAT node: of a few more columns than the mat-vecs take, as
 // mat-vecs one after another (lowerMatVecSplit), else as lowerMulMat chooses. The fusions
 // that end in a product call lowerMulMat, whose dispatches store the node itself.
 func lowerMulMatOp(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
+	if t.Src[1].Type != tensor.F32 {
+		return lowerMulMatHalf(t, l), nil
+	}
 	if ds, ok := lowerMatVecSplit(t, l); ok {
 		return ds, nil
 	}

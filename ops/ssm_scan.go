@@ -9,9 +9,9 @@ import (
 // SSM_SCAN (ggml_ssm_scan, the selective scan of Mamba and Mamba-2 layers): src0 s
 // {d_state, dim, n_head, at least n} the states, src1 x {dim, n_head, T, n}, src2 dt
 // {n_head, T, n}, src3 A {d_state or 1 (Mamba-2), n_head}, src4 B and src5 C {d_state,
-// n_group, T, n}, src6 ids {n} (I32: the state of sequence s is s's row ids[s], clamped to
-// the rows); op_params[0] K, the state snapshots kept. Per row (i, h) of sequence s, with g = h /
-// (n_head / n_group), for each token t in turn, dt' = softplus(dt[h]):
+// n_group, T, n}, src6 ids {n} (I32: the state of sequence s is s's row ids[s], clamped
+// to the rows); op_params[0] K, the state snapshots kept. Per row (i, h) of sequence s,
+// with g = h / (n_head / n_group), for each token t in turn, dt' = softplus(dt[h]):
 //
 //	state[c] = state[c] exp(dt' A[c or 0, h]) + B[c, g] x[i, h] dt'
 //	y[i, h]  = sum_c state[c] C[c, g]

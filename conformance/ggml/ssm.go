@@ -1,8 +1,12 @@
 package ggml
 
-import "sync"
+import (
+	"sync"
 
-// This file binds the graph builders of the recurrent layers (ggml_ssm_conv,
+	"github.com/ggml-wgpu/ggml-wgpu/tensor"
+)
+
+// This file binds ggml_im2col, ggml_conv_1d, ggml_conv_2d and the graph builders of the recurrent layers (ggml_ssm_conv,
 // ggml_ssm_scan, ggml_gated_delta_net, ggml_rwkv_wkv6, ggml_gated_linear_attn,
 // ggml_rwkv_wkv7), lazily as extra.go does.
 
@@ -16,6 +20,9 @@ type ssmFuncs struct {
 	wkv6          func(Context, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) Tensor
 	gla           func(Context, Tensor, Tensor, Tensor, Tensor, Tensor, float32) Tensor
 	wkv7          func(Context, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) Tensor
+	im2col        func(Context, Tensor, Tensor, int32, int32, int32, int32, int32, int32, bool, int32) Tensor
+	conv2d        func(Context, Tensor, Tensor, int32, int32, int32, int32, int32, int32) Tensor
+	conv1d        func(Context, Tensor, Tensor, int32, int32, int32) Tensor
 }
 
 var ssms sync.Map // *Lib -> *ssmFuncs
@@ -37,6 +44,9 @@ func (l *Lib) ssm() *ssmFuncs {
 		reg(&f.wkv6, "ggml_rwkv_wkv6")
 		reg(&f.gla, "ggml_gated_linear_attn")
 		reg(&f.wkv7, "ggml_rwkv_wkv7")
+		reg(&f.im2col, "ggml_im2col")
+		reg(&f.conv2d, "ggml_conv_2d")
+		reg(&f.conv1d, "ggml_conv_1d")
 	})
 	if f.err != nil {
 		panic(f.err)
@@ -75,4 +85,22 @@ func (l *Lib) GatedLinearAttn(ctx Context, k, v, q, g, state Tensor, scale float
 // RWKVWKV7 is ggml_rwkv_wkv7: RWKV-7's recurrence over r, w, k, v, a, b, from state.
 func (l *Lib) RWKVWKV7(ctx Context, r, w, k, v, a, b, state Tensor) Tensor {
 	return l.ssm().wkv7(ctx, r, w, k, v, a, b, state)
+}
+
+// Im2col is ggml_im2col: the columns of input b under kernel a's shape (strides s, padding
+// p, dilation d), 2-D or 1-D, of type dst.
+func (l *Lib) Im2col(ctx Context, a, b Tensor, s0, s1, p0, p1, d0, d1 int32, is2D bool, dst tensor.Type) Tensor {
+	return l.ssm().im2col(ctx, a, b, s0, s1, p0, p1, d0, d1, is2D, int32(dst))
+}
+
+// Conv2D is ggml_conv_2d: kernel a over input b (strides s, padding p, dilation d), as
+// IM2COL, MUL_MAT and a permuted copy.
+func (l *Lib) Conv2D(ctx Context, a, b Tensor, s0, s1, p0, p1, d0, d1 int32) Tensor {
+	return l.ssm().conv2d(ctx, a, b, s0, s1, p0, p1, d0, d1)
+}
+
+// Conv1D is ggml_conv_1d: kernel a over input b (stride s0, padding p0, dilation d0), as
+// IM2COL and MUL_MAT.
+func (l *Lib) Conv1D(ctx Context, a, b Tensor, s0, p0, d0 int32) Tensor {
+	return l.ssm().conv1d(ctx, a, b, s0, p0, d0)
 }
