@@ -59,6 +59,7 @@ func Cases() []*Case {
 	cs = append(cs, normQKVRopeCases()...)
 	cs = append(cs, ssmCases()...)
 	cs = append(cs, im2colCases()...)
+	cs = append(cs, poolCases()...)
 	return append(cs, placedCases(cs)...)
 }
 

@@ -3,6 +3,7 @@ package conformance
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
@@ -355,4 +356,45 @@ func im2colCase(in, dst tensor.Type, input, kernel [4]int64, s, p, d [2]int32, i
 			k := b.New("kernel", f16, kernel[:]...)
 			return b.L.Im2col(b.Ctx, k, x, s[0], s[1], p[0], p[1], d[0], d[1], is2D, dst)
 		}}
+}
+
+// poolCases are test_pool2d's and test_pool1d's: MAX and AVG, every kernel, stride and
+// padding of their lists (windows wholly in the padding among them), and F16 inputs.
+func poolCases() []*Case {
+	var cs []*Case
+	pool := func(name string, ty tensor.Type, ne [4]int64, build func(b *Builder, x ggml.Tensor) ggml.Tensor) {
+		cs = append(cs, &Case{Name: name, Op: strings.SplitN(name, "(", 2)[0], Types: ty.String() + "->f32", MaxNMSE: DefaultMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor { return build(b, b.New("input", ty, ne[:]...)) }})
+	}
+	for _, op := range []int32{1, 0} {
+		for _, k := range [][2]int32{{1, 1}, {1, 3}, {3, 1}, {3, 3}} {
+			for _, st := range [][2]int32{{1, 1}, {1, 2}, {2, 1}, {2, 2}} {
+				for _, pd := range [][2]int32{{0, 0}, {0, 1}, {1, 0}, {1, 1}} {
+					k, st, pd := k, st, pd
+					name := fmt.Sprintf("POOL_2D(pool_type=%d,type_input=f32,ne_input=[10,10,3,1],k=%v,s=%v,p=%v)", op, k, st, pd)
+					op := op
+					pool(name, f32, shape(10, 10, 3, 1), func(b *Builder, x ggml.Tensor) ggml.Tensor {
+						return b.L.Pool2D(b.Ctx, x, op, k[0], k[1], st[0], st[1], float32(pd[0]), float32(pd[1]))
+					})
+				}
+			}
+		}
+		for k := int32(1); k <= 3; k++ {
+			for st := int32(1); st <= 3; st++ {
+				for pd := int32(0); pd <= 3; pd++ {
+					for _, ne := range [][4]int64{shape(10, 3, 2, 1), shape(11, 1, 3, 2), shape(128, 2, 1, 3)} {
+						k, st, pd, op := k, st, pd, op
+						name := fmt.Sprintf("POOL_1D(pool_type=%d,type_input=f32,ne_input=%s,k0=%d,s0=%d,p0=%d)", op, fmtNe(ne), k, st, pd)
+						pool(name, f32, ne, func(b *Builder, x ggml.Tensor) ggml.Tensor { return b.L.Pool1D(b.Ctx, x, op, k, st, pd) })
+					}
+				}
+			}
+		}
+		op := op
+		pool(fmt.Sprintf("POOL_2D(pool_type=%d,type_input=f16,ne_input=[64,64,8,2],k=[4,4],s=[4,4],p=[0,0])", op), f16, shape(64, 64, 8, 2),
+			func(b *Builder, x ggml.Tensor) ggml.Tensor { return b.L.Pool2D(b.Ctx, x, op, 4, 4, 4, 4, 0, 0) })
+		pool(fmt.Sprintf("POOL_1D(pool_type=%d,type_input=f16,ne_input=[50,4,3,1],k0=3,s0=2,p0=1)", op), f16, shape(50, 4, 3, 1),
+			func(b *Builder, x ggml.Tensor) ggml.Tensor { return b.L.Pool1D(b.Ctx, x, op, 3, 2, 1) })
+	}
+	return cs
 }

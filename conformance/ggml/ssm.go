@@ -6,7 +6,8 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
-// This file binds ggml_im2col, ggml_conv_1d, ggml_conv_2d and the graph builders of the recurrent layers (ggml_ssm_conv,
+// This file binds ggml_im2col, ggml_conv_1d, ggml_conv_2d, ggml_pool_1d, ggml_pool_2d and
+// the graph builders of the recurrent layers (ggml_ssm_conv,
 // ggml_ssm_scan, ggml_gated_delta_net, ggml_rwkv_wkv6, ggml_gated_linear_attn,
 // ggml_rwkv_wkv7), lazily as extra.go does.
 
@@ -23,6 +24,8 @@ type ssmFuncs struct {
 	im2col        func(Context, Tensor, Tensor, int32, int32, int32, int32, int32, int32, bool, int32) Tensor
 	conv2d        func(Context, Tensor, Tensor, int32, int32, int32, int32, int32, int32) Tensor
 	conv1d        func(Context, Tensor, Tensor, int32, int32, int32) Tensor
+	pool1d        func(Context, Tensor, int32, int32, int32, int32) Tensor
+	pool2d        func(Context, Tensor, int32, int32, int32, int32, int32, float32, float32) Tensor
 }
 
 var ssms sync.Map // *Lib -> *ssmFuncs
@@ -47,6 +50,8 @@ func (l *Lib) ssm() *ssmFuncs {
 		reg(&f.im2col, "ggml_im2col")
 		reg(&f.conv2d, "ggml_conv_2d")
 		reg(&f.conv1d, "ggml_conv_1d")
+		reg(&f.pool1d, "ggml_pool_1d")
+		reg(&f.pool2d, "ggml_pool_2d")
 	})
 	if f.err != nil {
 		panic(f.err)
@@ -103,4 +108,14 @@ func (l *Lib) Conv2D(ctx Context, a, b Tensor, s0, s1, p0, p1, d0, d1 int32) Ten
 // IM2COL and MUL_MAT.
 func (l *Lib) Conv1D(ctx Context, a, b Tensor, s0, p0, d0 int32) Tensor {
 	return l.ssm().conv1d(ctx, a, b, s0, p0, d0)
+}
+
+// Pool1D is ggml_pool_1d: op 0 MAX, 1 AVG over windows of k0 (stride s0, padding p0).
+func (l *Lib) Pool1D(ctx Context, a Tensor, op, k0, s0, p0 int32) Tensor {
+	return l.ssm().pool1d(ctx, a, op, k0, s0, p0)
+}
+
+// Pool2D is ggml_pool_2d: op 0 MAX, 1 AVG over windows of k0 x k1 (strides s, padding p).
+func (l *Lib) Pool2D(ctx Context, a Tensor, op, k0, k1, s0, s1 int32, p0, p1 float32) Tensor {
+	return l.ssm().pool2d(ctx, a, op, k0, k1, s0, s1, p0, p1)
 }
