@@ -396,5 +396,21 @@ func poolCases() []*Case {
 		pool(fmt.Sprintf("POOL_1D(pool_type=%d,type_input=f16,ne_input=[50,4,3,1],k0=3,s0=2,p0=1)", op), f16, shape(50, 4, 3, 1),
 			func(b *Builder, x ggml.Tensor) ggml.Tensor { return b.L.Pool1D(b.Ctx, x, op, 3, 2, 1) })
 	}
+	// ROLL as test_roll: shifts both ways in every dimension, on a permuted source too.
+	for _, r := range []struct {
+		s    [4]int32
+		perm bool
+	}{{[4]int32{3, -2, 1, -1}, false}, {[4]int32{3, -2, 1, -1}, true}, {[4]int32{-9, 4, -3, 2}, false}, {[4]int32{0, 0, 0, 0}, false}} {
+		r := r
+		name := fmt.Sprintf("ROLL(shift=%v,permute=%v)", r.s, r.perm)
+		cs = append(cs, &Case{Name: name, Op: "ROLL", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				a := b.New("a", f32, 10, 5, 4, 3)
+				if r.perm { // dims 1 and 2 swapped: rows not contiguous
+					a = b.Permute(b.New("a", f32, 10, 4, 5, 3), [4]int{0, 2, 1, 3})
+				}
+				return b.L.Roll(b.Ctx, a, r.s[0], r.s[1], r.s[2], r.s[3])
+			}})
+	}
 	return cs
 }

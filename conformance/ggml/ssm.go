@@ -6,8 +6,8 @@ import (
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
 
-// This file binds ggml_im2col, ggml_conv_1d, ggml_conv_2d, ggml_pool_1d, ggml_pool_2d and
-// the graph builders of the recurrent layers (ggml_ssm_conv,
+// This file binds ggml_im2col, ggml_conv_1d, ggml_conv_2d, ggml_pool_1d, ggml_pool_2d,
+// ggml_roll and the graph builders of the recurrent layers (ggml_ssm_conv,
 // ggml_ssm_scan, ggml_gated_delta_net, ggml_rwkv_wkv6, ggml_gated_linear_attn,
 // ggml_rwkv_wkv7), lazily as extra.go does.
 
@@ -26,6 +26,7 @@ type ssmFuncs struct {
 	conv1d        func(Context, Tensor, Tensor, int32, int32, int32) Tensor
 	pool1d        func(Context, Tensor, int32, int32, int32, int32) Tensor
 	pool2d        func(Context, Tensor, int32, int32, int32, int32, int32, float32, float32) Tensor
+	roll          func(Context, Tensor, int32, int32, int32, int32) Tensor
 }
 
 var ssms sync.Map // *Lib -> *ssmFuncs
@@ -52,6 +53,7 @@ func (l *Lib) ssm() *ssmFuncs {
 		reg(&f.conv1d, "ggml_conv_1d")
 		reg(&f.pool1d, "ggml_pool_1d")
 		reg(&f.pool2d, "ggml_pool_2d")
+		reg(&f.roll, "ggml_roll")
 	})
 	if f.err != nil {
 		panic(f.err)
@@ -118,4 +120,9 @@ func (l *Lib) Pool1D(ctx Context, a Tensor, op, k0, s0, p0 int32) Tensor {
 // Pool2D is ggml_pool_2d: op 0 MAX, 1 AVG over windows of k0 x k1 (strides s, padding p).
 func (l *Lib) Pool2D(ctx Context, a Tensor, op, k0, k1, s0, s1 int32, p0, p1 float32) Tensor {
 	return l.ssm().pool2d(ctx, a, op, k0, k1, s0, s1, p0, p1)
+}
+
+// Roll is ggml_roll: a cyclic shift by s0..s3 along each dimension.
+func (l *Lib) Roll(ctx Context, a Tensor, s0, s1, s2, s3 int32) Tensor {
+	return l.ssm().roll(ctx, a, s0, s1, s2, s3)
 }
