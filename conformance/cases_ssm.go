@@ -396,6 +396,7 @@ func poolCases() []*Case {
 		pool(fmt.Sprintf("POOL_1D(pool_type=%d,type_input=f16,ne_input=[50,4,3,1],k0=3,s0=2,p0=1)", op), f16, shape(50, 4, 3, 1),
 			func(b *Builder, x ggml.Tensor) ggml.Tensor { return b.L.Pool1D(b.Ctx, x, op, 3, 2, 1) })
 	}
+	cs = append(cs, conv2dCases()...)
 	// ROLL as test_roll: shifts both ways in every dimension, on a permuted source too.
 	for _, r := range []struct {
 		s    [4]int32
@@ -411,6 +412,63 @@ func poolCases() []*Case {
 				}
 				return b.L.Roll(b.Ctx, a, r.s[0], r.s[1], r.s[2], r.s[3])
 			}})
+	}
+	return cs
+}
+
+// conv2dCases are a sample of test_conv_2d's and test_conv_2d_dw's: F32 and F16 kernels,
+// the channel-first (CWHN) layouts ggml permutes into (depthwise: the CPU backend takes
+// no others), strides, padding and dilation, kernels and inputs of one element.
+func conv2dCases() []*Case {
+	type cv struct {
+		input, kernel          [4]int64
+		s0, s1, p0, p1, d0, d1 int32
+		dw                     bool
+	}
+	var list []cv
+	for _, c := range [][4]int64{{19, 4, 4, 3}, {23, 5, 8, 3}, {16, 3, 16, 8}} { // input size, kernel size, channels in, out
+		list = append(list, cv{input: shape(c[0], c[0], c[2], 2), kernel: shape(c[1], c[1], c[2], c[3]), s0: 1, s1: 1, d0: 1, d1: 1})
+	}
+	list = append(list,
+		cv{input: shape(141, 133, 25, 2), kernel: shape(3, 11, 25, 12), s0: 3, s1: 5, p0: 5, p1: 2, d0: 2, d1: 4},
+		cv{input: shape(1, 133, 1, 2), kernel: shape(1, 2, 1, 12), s0: 1, s1: 5, p0: 5, p1: 5, d0: 2, d1: 4},
+		cv{input: shape(141, 1, 25, 2), kernel: shape(11, 1, 25, 1), s0: 3, s1: 5, p0: 5, p1: 5, d0: 2, d1: 4},
+		cv{input: shape(19, 17, 8, 2), kernel: shape(3, 3, 8, 65), s0: 1, s1: 1, p0: 1, p1: 1, d0: 1, d1: 1},
+		cv{input: shape(19, 17, 16, 3), kernel: shape(3, 3, 16, 33), s0: 2, s1: 3, p0: 4, p1: 2, d0: 2, d1: 1},
+		cv{input: shape(13, 11, 16, 3), kernel: shape(1, 1, 16, 33), s0: 1, s1: 1, d0: 1, d1: 1},
+		cv{input: shape(17, 34, 9, 1), kernel: shape(3, 3, 1, 9), s0: 1, s1: 1, d0: 1, d1: 1, dw: true},
+		cv{input: shape(32, 8, 64, 1), kernel: shape(3, 3, 1, 64), s0: 2, s1: 2, p0: 1, p1: 1, d0: 1, d1: 1, dw: true},
+		cv{input: shape(20, 21, 6, 2), kernel: shape(5, 3, 1, 6), s0: 1, s1: 2, p0: 2, p1: 1, d0: 2, d1: 2, dw: true},
+	)
+	var cs []*Case
+	for _, c := range list {
+		for _, kt := range []tensor.Type{f32, f16} {
+			for _, cwhn := range []bool{false, true} {
+				if (c.dw && kt == f16) || (!c.dw && cwhn) {
+					continue // test_conv_2d_dw's kernels are F32; the CPU takes CWHN depthwise only
+				}
+				c, kt, cwhn := c, kt, cwhn
+				op := "CONV_2D"
+				if c.dw {
+					op = "CONV_2D_DW"
+				}
+				name := fmt.Sprintf("%s(ne_input=%s,ne_kernel=%s,type_kernel=%s,s=[%d,%d],p=[%d,%d],d=[%d,%d],cwhn=%v)",
+					op, fmtNe(c.input), fmtNe(c.kernel), kt, c.s0, c.s1, c.p0, c.p1, c.d0, c.d1, cwhn)
+				cs = append(cs, &Case{Name: name, Op: op, Types: "f32, " + kt.String() + " kernel", MaxNMSE: MulMatMaxNMSE,
+					Build: func(b *Builder) ggml.Tensor {
+						x := b.New("input", f32, c.input[:]...)
+						k := b.New("kernel", kt, c.kernel[:]...)
+						if cwhn { // channels innermost in memory, permuted back to the same shapes
+							x = b.Permute(b.L.Cont(b.Ctx, b.Permute(x, [4]int{1, 2, 0, 3})), [4]int{2, 0, 1, 3})
+							k = b.Permute(b.L.Cont(b.Ctx, b.Permute(k, [4]int{2, 3, 1, 0})), [4]int{3, 2, 0, 1})
+						}
+						if c.dw {
+							return b.L.Conv2DDW(b.Ctx, k, x, c.s0, c.s1, c.p0, c.p1, c.d0, c.d1)
+						}
+						return b.L.Conv2DDirect(b.Ctx, k, x, c.s0, c.s1, c.p0, c.p1, c.d0, c.d1)
+					}})
+			}
+		}
 	}
 	return cs
 }

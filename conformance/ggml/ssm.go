@@ -7,7 +7,7 @@ import (
 )
 
 // This file binds ggml_im2col, ggml_conv_1d, ggml_conv_2d, ggml_pool_1d, ggml_pool_2d,
-// ggml_roll and the graph builders of the recurrent layers (ggml_ssm_conv,
+// ggml_roll, ggml_conv_2d_direct, ggml_conv_2d_dw_direct and the graph builders of the recurrent layers (ggml_ssm_conv,
 // ggml_ssm_scan, ggml_gated_delta_net, ggml_rwkv_wkv6, ggml_gated_linear_attn,
 // ggml_rwkv_wkv7), lazily as extra.go does.
 
@@ -27,6 +27,8 @@ type ssmFuncs struct {
 	pool1d        func(Context, Tensor, int32, int32, int32, int32) Tensor
 	pool2d        func(Context, Tensor, int32, int32, int32, int32, int32, float32, float32) Tensor
 	roll          func(Context, Tensor, int32, int32, int32, int32) Tensor
+	conv2dDirect  func(Context, Tensor, Tensor, int32, int32, int32, int32, int32, int32) Tensor
+	conv2dDW      func(Context, Tensor, Tensor, int32, int32, int32, int32, int32, int32) Tensor
 }
 
 var ssms sync.Map // *Lib -> *ssmFuncs
@@ -54,6 +56,8 @@ func (l *Lib) ssm() *ssmFuncs {
 		reg(&f.pool1d, "ggml_pool_1d")
 		reg(&f.pool2d, "ggml_pool_2d")
 		reg(&f.roll, "ggml_roll")
+		reg(&f.conv2dDirect, "ggml_conv_2d_direct")
+		reg(&f.conv2dDW, "ggml_conv_2d_dw_direct")
 	})
 	if f.err != nil {
 		panic(f.err)
@@ -125,4 +129,14 @@ func (l *Lib) Pool2D(ctx Context, a Tensor, op, k0, k1, s0, s1 int32, p0, p1 flo
 // Roll is ggml_roll: a cyclic shift by s0..s3 along each dimension.
 func (l *Lib) Roll(ctx Context, a Tensor, s0, s1, s2, s3 int32) Tensor {
 	return l.ssm().roll(ctx, a, s0, s1, s2, s3)
+}
+
+// Conv2DDirect is ggml_conv_2d_direct (CONV_2D): kernel a over input b.
+func (l *Lib) Conv2DDirect(ctx Context, a, b Tensor, s0, s1, p0, p1, d0, d1 int32) Tensor {
+	return l.ssm().conv2dDirect(ctx, a, b, s0, s1, p0, p1, d0, d1)
+}
+
+// Conv2DDW is ggml_conv_2d_dw_direct (CONV_2D_DW): each channel of b by its own kernel of a.
+func (l *Lib) Conv2DDW(ctx Context, a, b Tensor, s0, s1, p0, p1, d0, d1 int32) Tensor {
+	return l.ssm().conv2dDW(ctx, a, b, s0, s1, p0, p1, d0, d1)
 }
