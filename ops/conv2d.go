@@ -39,7 +39,7 @@ func supportsConv2d(t *tensor.Tensor, _ *Limits) bool {
 		return false
 	}
 	s0, s1, p0, p1, d0, d1 := int64(t.Params[0]), int64(t.Params[1]), int64(t.Params[2]), int64(t.Params[3]), int64(t.Params[4]), int64(t.Params[5])
-	if s0 < 1 || s1 < 1 || d0 < 1 || d1 < 1 || p0 < 0 || p1 < 0 {
+	if !windowParams(1, s0, s1, d0, d1) || !windowParams(0, p0, p1) {
 		return false
 	}
 	oc := a.Ne[3]

@@ -41,6 +41,21 @@ func im2colShape(t *tensor.Tensor) (kw, kh, iw, ih, ic, ow, oh, n int64) {
 // convOut is ggml_calc_conv_output_size.
 func convOut(in, k, s, p, d int64) int64 { return (in+2*p-d*(k-1)-1)/s + 1 }
 
+// windowParamMax bounds the strides, paddings, dilations and pool windows the window ops
+// (IM2COL, CONV_2D, POOL) take, so that their kernels' 32-bit positions cannot overflow
+// and a pool's window loop stays short; real models use single or double digits.
+const windowParamMax = 1 << 16
+
+// windowParams reports whether every value is in [lo, windowParamMax].
+func windowParams(lo int64, v ...int64) bool {
+	for _, x := range v {
+		if x < lo || x > windowParamMax {
+			return false
+		}
+	}
+	return true
+}
+
 func supportsIm2col(t *tensor.Tensor, _ *Limits) bool {
 	a, b := t.Src[0], t.Src[1]
 	if a == nil || b == nil || !t.Contiguous() || !elementAligned(b) {
@@ -54,12 +69,12 @@ func supportsIm2col(t *tensor.Tensor, _ *Limits) bool {
 	}
 	s0, s1, p0, p1, d0, d1, is2D := int64(t.Params[0]), int64(t.Params[1]), int64(t.Params[2]), int64(t.Params[3]),
 		int64(t.Params[4]), int64(t.Params[5]), t.Params[6]
-	if s0 < 1 || d0 < 1 || p0 < 0 || (is2D != 0 && is2D != 1) {
+	if !windowParams(1, s0, d0) || !windowParams(0, p0) || (is2D != 0 && is2D != 1) {
 		return false
 	}
 	kw, kh, iw, ih, ic, ow, oh, n := im2colShape(t)
 	if is2D == 1 {
-		if s1 < 1 || d1 < 1 || p1 < 0 || a.Ne[2] != ic || t.Ne != [4]int64{ic * kh * kw, ow, oh, n} || oh != convOut(ih, kh, s1, p1, d1) {
+		if !windowParams(1, s1, d1) || !windowParams(0, p1) || a.Ne[2] != ic || t.Ne != [4]int64{ic * kh * kw, ow, oh, n} || oh != convOut(ih, kh, s1, p1, d1) {
 			return false
 		}
 	} else if a.Ne[1] != ic || b.Ne[3] != 1 || t.Ne != [4]int64{ic * kw, ow, n, 1} {

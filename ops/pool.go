@@ -56,7 +56,7 @@ func supportsPool(t *tensor.Tensor, _ *Limits) bool {
 		return false
 	}
 	k0, k1, s0, s1, p0, p1 := poolWindow(t)
-	if k0 < 1 || k1 < 1 || s0 < 1 || s1 < 1 || p0 < 0 || p1 < 0 {
+	if !windowParams(1, k0, k1, s0, s1) || !windowParams(0, p0, p1) {
 		return false
 	}
 	// the CPU backend walks 2-D planes (1-D rows) one after another from the first
