@@ -74,7 +74,7 @@ func TestConformance(t *testing.T) {
 // specializedFilter selects the quick selection's cases that a decode step's graph holds:
 // its products of one column, attention, norms, ropes, softmax, GLU, the cache stores and
 // the fused graphs.
-const specializedFilter = "n=1,|FLASH_ATTN_EXT|RMS_NORM|ROPE|GRAPH|SET_ROWS|SOFT_MAX|GLU|KV_STORE"
+const specializedFilter = "n=1,|FLASH_ATTN_EXT|RMS_NORM|ROPE|GRAPH|SET_ROWS|SOFT_MAX|GLU|KV_STORE|SSM_|GATED_DELTA_NET|RWKV_WKV|GATED_LINEAR_ATTN"
 
 // TestConformanceSpecialized runs the decode kernels of the quick selection
 // (specializedFilter) in a child process whose library gives every dispatch a pipeline

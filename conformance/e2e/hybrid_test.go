@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 
@@ -45,6 +46,35 @@ func TestRecurrentLogits(t *testing.T) {
 			require.Equal(t, 2, r.seqs, "sequences compared")
 			t.Logf("%s %s, %d teacher-forced steps of 2 sequences: NMSE max %.3g, mean %.3g (against the F32 reference %.3g); greedy tokens equal on %d/%d steps with margin > %g",
 				arch, typ, teacherSteps, r.maxNMSE, r.meanNMSE, r.maxRefNMSE, r.checked, r.steps, teacherMinMargin)
+		})
+	}
+}
+
+// TestRecurrentLogitsSpecialized runs the F16 Qwen3.5 hybrid and Mamba-2 teacher-forced
+// with decode graphs taking pipelines with their parameters built in
+// (GGML_WGPU_SPECIALIZE=decode, a GPU's default, which lavapipe's leaves off): every
+// recurrent kernel compiled that way too, every step within TestRecurrentLogits' bounds.
+func TestRecurrentLogitsSpecialized(t *testing.T) {
+	t.Setenv("GGML_WGPU_SPECIALIZE", "decode")
+	t.Setenv("GGML_WGPU_PROFILE", "1")
+	root := repoRoot(t)
+	exe, libDir := buildGenerate(t, root)
+	mk, _ := buildHost(t, root, "mkmodel")
+	dir := t.TempDir()
+	for _, arch := range []string{"qwen35", "mamba2"} {
+		t.Run(arch, func(t *testing.T) {
+			model, ref := filepath.Join(dir, arch+".gguf"), filepath.Join(dir, arch+"-f32.gguf")
+			for i, path := range []string{model, ref} {
+				run(t, root, mk, "-o", path, "--arch", arch, "--type", "f16", "--embd", "256", "--layers", "2", "--heads", "4",
+					"--kv-heads", "2", "--ff", "512", "--ctx", "256", "--dequantize", strconv.Itoa(i))
+			}
+			r := compareTeacher(t, root, exe, libDir, model, ref, "--fa", "on", "--seqs", "2")
+			m := regexp.MustCompile(`WGPU0 profile: .*pipelines \d+ \((\d+) specialized\)`).FindStringSubmatch(r.log)
+			require.NotNil(t, m, "the profile reports the specialized pipelines")
+			n, err := strconv.Atoi(m[1])
+			require.NoError(t, err)
+			require.Positive(t, n, "decode graphs specialized")
+			t.Logf("%s F16, specialized: %d pipelines built in, NMSE max %.3g", arch, n, r.maxNMSE)
 		})
 	}
 }
