@@ -397,6 +397,35 @@ func poolCases() []*Case {
 			func(b *Builder, x ggml.Tensor) ggml.Tensor { return b.L.Pool1D(b.Ctx, x, op, 3, 2, 1) })
 	}
 	cs = append(cs, conv2dCases()...)
+	// UPSCALE as test_upscale and test_interpolate build it, where the device takes it
+	// (NEAREST by whole factors; BILINEAR over dims 0 and 1): up and down, ALIGN_CORNERS,
+	// rows and columns of one element, a transposed source.
+	for _, u := range []struct {
+		in, out [4]int64
+		mode    uint32
+		perm    bool
+	}{
+		{shape(64, 48, 3, 2), shape(128, 96, 3, 2), 0, false},
+		{shape(3, 2, 2, 1), shape(9, 4, 4, 2), 0, false},
+		{shape(64, 48, 3, 2), shape(128, 96, 3, 2), 1, false},
+		{shape(2, 5, 7, 11), shape(5, 7, 7, 11), 1, false},
+		{shape(5, 7, 11, 13), shape(2, 5, 11, 13), 1, false},
+		{shape(2, 5, 7, 11), shape(5, 7, 7, 11), 1 | 1<<8, false},
+		{shape(1, 4, 3, 2), shape(2, 8, 3, 2), 1 | 1<<8, false},
+		{shape(4, 1, 3, 2), shape(1, 1, 3, 2), 1 | 1<<8, false},
+		{shape(27, 27, 16, 1), shape(32, 32, 16, 1), 1, true},
+	} {
+		u := u
+		name := fmt.Sprintf("UPSCALE(ne=%s,ne_out=%s,mode=%#x,perm=%v)", fmtNe(u.in), fmtNe(u.out), u.mode, u.perm)
+		cs = append(cs, &Case{Name: name, Op: "UPSCALE", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				a := b.New("a", f32, u.in[:]...)
+				if u.perm {
+					a = b.Permute(b.New("a", f32, u.in[1], u.in[0], u.in[2], u.in[3]), [4]int{1, 0, 2, 3})
+				}
+				return b.L.Interpolate(b.Ctx, a, u.out[0], u.out[1], u.out[2], u.out[3], u.mode)
+			}})
+	}
 	// ROLL as test_roll: shifts both ways in every dimension, on a permuted source too.
 	for _, r := range []struct {
 		s    [4]int32

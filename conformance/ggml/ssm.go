@@ -7,7 +7,8 @@ import (
 )
 
 // This file binds ggml_im2col, ggml_conv_1d, ggml_conv_2d, ggml_pool_1d, ggml_pool_2d,
-// ggml_roll, ggml_conv_2d_direct, ggml_conv_2d_dw_direct and the graph builders of the recurrent layers (ggml_ssm_conv,
+// ggml_roll, ggml_conv_2d_direct, ggml_conv_2d_dw_direct,
+// ggml_interpolate and the graph builders of the recurrent layers (ggml_ssm_conv,
 // ggml_ssm_scan, ggml_gated_delta_net, ggml_rwkv_wkv6, ggml_gated_linear_attn,
 // ggml_rwkv_wkv7), lazily as extra.go does.
 
@@ -29,6 +30,7 @@ type ssmFuncs struct {
 	roll          func(Context, Tensor, int32, int32, int32, int32) Tensor
 	conv2dDirect  func(Context, Tensor, Tensor, int32, int32, int32, int32, int32, int32) Tensor
 	conv2dDW      func(Context, Tensor, Tensor, int32, int32, int32, int32, int32, int32) Tensor
+	interpolate   func(Context, Tensor, int64, int64, int64, int64, uint32) Tensor
 }
 
 var ssms sync.Map // *Lib -> *ssmFuncs
@@ -58,6 +60,7 @@ func (l *Lib) ssm() *ssmFuncs {
 		reg(&f.roll, "ggml_roll")
 		reg(&f.conv2dDirect, "ggml_conv_2d_direct")
 		reg(&f.conv2dDW, "ggml_conv_2d_dw_direct")
+		reg(&f.interpolate, "ggml_interpolate")
 	})
 	if f.err != nil {
 		panic(f.err)
@@ -139,4 +142,10 @@ func (l *Lib) Conv2DDirect(ctx Context, a, b Tensor, s0, s1, p0, p1, d0, d1 int3
 // Conv2DDW is ggml_conv_2d_dw_direct (CONV_2D_DW): each channel of b by its own kernel of a.
 func (l *Lib) Conv2DDW(ctx Context, a, b Tensor, s0, s1, p0, p1, d0, d1 int32) Tensor {
 	return l.ssm().conv2dDW(ctx, a, b, s0, s1, p0, p1, d0, d1)
+}
+
+// Interpolate is ggml_interpolate (UPSCALE): a resized to ne0..ne3 by mode (a
+// ggml_scale_mode with its flags).
+func (l *Lib) Interpolate(ctx Context, a Tensor, ne0, ne1, ne2, ne3 int64, mode uint32) Tensor {
+	return l.ssm().interpolate(ctx, a, ne0, ne1, ne2, ne3, mode)
 }
