@@ -69,7 +69,7 @@ func (f *Fusion) Matches(n []*tensor.Tensor) bool {
 			return false
 		}
 		if n[i].Op == tensor.OpMulMat && n[i].Src[1] != nil && n[i].Src[1].Type != tensor.F32 {
-			return false // F16 activations take the plain kernels only (lowerMulMatHalf)
+			return false // F16 activations take the plain kernels only (lowerMulMat)
 		}
 	}
 	return true

@@ -110,10 +110,11 @@ func vec8(t *tensor.Tensor) bool {
 	return vectorRows(t)
 }
 
-// matVec8Reads reports whether the vectorised mat-vec takes weights a by columns b: a read
-// eight elements at a time, and b too unless a is quantized (b then by its strides).
+// matVec8Reads reports whether the vectorised mat-vec takes weights a by columns b: b F32,
+// a read eight elements at a time, and b too unless a is quantized (b then by its
+// strides).
 func matVec8Reads(a, b *tensor.Tensor) bool {
-	return vec8(a) && (quantized(a.Type) || vectorRows(b))
+	return b.Type == tensor.F32 && vec8(a) && (quantized(a.Type) || vectorRows(b))
 }
 
 func init() {
@@ -185,9 +186,6 @@ func mulMatParamsOf(t *tensor.Tensor) mulMatParams {
 
 func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	a, b := t.Src[0], t.Src[1]
-	if b.Type != tensor.F32 {
-		return lowerMulMatHalf(t, l), nil
-	}
 	p := mulMatParamsOf(t)
 	batches := p.Batches
 	operands := []wgslOperand{in("src0", a), in("src1", b), out("dst", t)}
@@ -207,44 +205,27 @@ func lowerMulMat(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.M)*uint64(p.N)*uint64(batches), l)}}, nil
 	}
 	defs := tiledLoads(a, b, operands)
-	if ds, ok := lowerBigTiles(p, defs, operands, tensors, l); ok {
-		if q && !l.DequantPromptOff {
-			if dq, ok := lowerBigDequant(t, p, l); ok {
-				return dq, nil
+	// F16 activations (ggml_conv_2d) take the plain kernels, whose accessors read any
+	// format: not the vectorised mat-vec (matVec8Reads) nor the prompt kernel.
+	if b.Type == tensor.F32 {
+		if ds, ok := lowerBigTiles(p, defs, operands, tensors, l); ok {
+			if q && !l.DequantPromptOff {
+				if dq, ok := lowerBigDequant(t, p, l); ok {
+					return dq, nil
+				}
 			}
+			return ds, nil
 		}
-		return ds, nil
 	}
 	s := spec("mul_mat", 256, p, defs, operands...)
 	grid := [3]uint32{(p.M + matTile - 1) / matTile, (p.N + matTile - 1) / matTile, batches}
 	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}, nil
 }
 
-// lowerMulMatHalf lowers a product of F16 activations (src1) on the plain kernels, which
-// read src1 through its format's accessors: the element-wise mat-vec up to matVecMaxCols
-// columns, else the 64 x 64 tiled kernel. The CPU backend multiplies F16 by F16 as
-// well, without rounding src1 first; no fusion row takes these (Fusion.Matches).
-func lowerMulMatHalf(t *tensor.Tensor, l *Limits) []Dispatch {
-	a, b := t.Src[0], t.Src[1]
-	p := mulMatParamsOf(t)
-	operands := []wgslOperand{in("src0", a), in("src1", b), out("dst", t)}
-	tensors := []*tensor.Tensor{a, b, t}
-	if p.N <= matVecMaxCols {
-		s := spec("mul_mat_vec", wgMatVec, p, nil, operands...)
-		return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid1D(uint64(p.M)*uint64(p.N)*uint64(p.Batches), l)}}
-	}
-	s := spec("mul_mat", 256, p, tiledLoads(a, b, operands), operands...)
-	grid := [3]uint32{(p.M + matTile - 1) / matTile, (p.N + matTile - 1) / matTile, p.Batches}
-	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: grid}}
-}
-
 // lowerMulMatOp lowers a MUL_MAT node: of a few more columns than the mat-vecs take, as
 // mat-vecs one after another (lowerMatVecSplit), else as lowerMulMat chooses. The fusions
 // that end in a product call lowerMulMat, whose dispatches store the node itself.
 func lowerMulMatOp(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
-	if t.Src[1].Type != tensor.F32 {
-		return lowerMulMatHalf(t, l), nil
-	}
 	if ds, ok := lowerMatVecSplit(t, l); ok {
 		return ds, nil
 	}
