@@ -43,16 +43,6 @@ type gdnParams struct {
 	Scale            float32   // 1 / sqrt(S)
 }
 
-// The recurrent kernels (GATED_DELTA_NET, SSM_SCAN; row_lanes.wgsl) hold a state's rows
-// lanes invocations a row in workgroups of rowLanesWG, each invocation at most
-// rowLanesMaxElems of its row's elements in registers: rows of up to rowLanesMaxLen.
-const (
-	rowLanesWG       = 128
-	rowLanesMax      = 32
-	rowLanesMaxElems = 8
-	rowLanesMaxLen   = rowLanesMax * rowLanesMaxElems
-)
-
 func init() {
 	describeFamily("GATED_DELTA_NET", "F32", fmt.Sprintf("state rows up to %d; scalar and per-element (KDA) gates; q and k heads broadcast; state snapshots; strided q, k, v rows", rowLanesMaxLen))
 	register(tensor.OpGatedDeltaNet, family{supports: supportsGDN, lower: lowerGDN, examples: func() []*tensor.Tensor {
@@ -70,16 +60,6 @@ func gdnNode(s, h, t, n, hk, gw, k int64) *tensor.Tensor {
 	rows := t*n + k*s*n
 	return node(tensor.OpGatedDeltaNet, f32(s*h, rows), []int32{int32(k)},
 		qk, f32(s, hk, t, n), f32(s, h, t, n), f32(gw, h, t, n), f32(1, h, t, n), f32(s, s, h, n))
-}
-
-// rowLanes returns the lanes of a row and the elements each holds for rows of size s
-// (about four elements a lane).
-func rowLanes(s int64) (lanes, elems int) {
-	lanes = 1
-	for lanes < rowLanesMax && int64(lanes)*4 < s {
-		lanes *= 2
-	}
-	return lanes, int((s + int64(lanes) - 1) / int64(lanes))
 }
 
 func supportsGDN(t *tensor.Tensor, _ *Limits) bool {
@@ -109,23 +89,6 @@ func supportsGDN(t *tensor.Tensor, _ *Limits) bool {
 		return false
 	}
 	return t.Ne == [4]int64{s * h, n*seqs + snaps*s*seqs, 1, 1}
-}
-
-// rowLanesPlan returns, for count rows of n elements held as rowLanes says, the blocks of
-// rows that take a workgroup each and the kernel's LANES and ELEMS.
-func rowLanesPlan(n, count int64) (blocks int64, defs map[string]string) {
-	lanes, elems := rowLanes(n)
-	rows := int64(rowLanesWG / lanes)
-	return (count + rows - 1) / rows, map[string]string{"LANES": fmt.Sprint(lanes), "ELEMS": fmt.Sprint(elems)}
-}
-
-// perElement returns 1 where an operand of ne0 values a row holds one per element of
-// rows of n (rather than one for the row).
-func perElement(ne0, n int64) uint32 {
-	if ne0 == n && n > 1 {
-		return 1
-	}
-	return 0
 }
 
 func lowerGDN(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {

@@ -64,12 +64,12 @@ func supportsPool(t *tensor.Tensor, _ *Limits) bool {
 	if a.Nb[0] != es || a.Nb[3] != a.Nb[2]*uint64(a.Ne[2]) || (t.Op == tensor.OpPool1d && a.Nb[2] != a.Nb[1]*uint64(a.Ne[1])) {
 		return false
 	}
-	out := func(in, k, s, p int64) int64 { return (in+2*p-k)/s + 1 }
+	// ggml_calc_pool_output_size is the convolution's without dilation
 	oh := a.Ne[1]
 	if t.Op == tensor.OpPool2d {
-		oh = out(a.Ne[1], k1, s1, p1)
+		oh = convOut(a.Ne[1], k1, s1, p1, 1)
 	}
-	return t.Ne == [4]int64{out(a.Ne[0], k0, s0, p0), oh, a.Ne[2], a.Ne[3]} && t.Ne[0] > 0 && t.Ne[1] > 0
+	return t.Ne == [4]int64{convOut(a.Ne[0], k0, s0, p0, 1), oh, a.Ne[2], a.Ne[3]} && t.Ne[0] > 0 && t.Ne[1] > 0
 }
 
 func lowerPool(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
