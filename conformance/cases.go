@@ -58,8 +58,7 @@ func Cases() []*Case {
 	cs = append(cs, faOutCases()...)
 	cs = append(cs, normQKVRopeCases()...)
 	cs = append(cs, ssmCases()...)
-	cs = append(cs, im2colCases()...)
-	cs = append(cs, poolCases()...)
+	cs = append(cs, encoderCases()...)
 	return append(cs, placedCases(cs)...)
 }
 
