@@ -211,6 +211,9 @@ type Device struct {
 	unitsOnce sync.Once // the multiprocessor count, read once
 	units     uint32
 
+	limitsOnce sync.Once // the limits and the environment's settings, read once (Limits)
+	limits     ops.Limits
+
 	// readWriteOnly: every operand is bound read_write (EnvReadOnly=0), for comparisons.
 	readWriteOnly bool
 	// specialize says when dispatches take pipelines with their parameters built in
@@ -372,11 +375,20 @@ func (d *Device) usable() error {
 }
 
 // Limits returns the limits ops must respect; zero limits when the device cannot open.
+// They are read once, the environment's settings with them (the library sees the
+// environment of its load): ggml asks supports_op for every node of each graph it splits
+// anew, and ~50 variables read at every call made half its cost.
 func (d *Device) Limits() ops.Limits {
 	g, err := d.open()
 	if err != nil {
 		return ops.Limits{}
 	}
+	d.limitsOnce.Do(func() { d.limits = d.readLimits(g) })
+	return d.limits
+}
+
+// readLimits reads the limits of g and the environment's settings.
+func (d *Device) readLimits(g *gpu.Device) ops.Limits {
 	return ops.Limits{
 		MaxBinding:          g.Limits.MaxStorageBufferBindingSize,
 		MaxGroupsPerDim:     g.Limits.MaxComputeWorkgroupsPerDim,

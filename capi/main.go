@@ -283,7 +283,7 @@ func gwDevSupportsOp(dev *C.struct_ggml_backend_device, op *C.struct_ggml_tensor
 	if d == nil || op == nil {
 		return false
 	}
-	return C.bool(d.Supports(newReader().tensor(op)))
+	return C.bool(d.Supports(newReader().node(op, supportsDepth)))
 }
 
 //export gwDevSupportsBuft

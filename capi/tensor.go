@@ -16,40 +16,71 @@ import (
 // reader converts ggml_tensor structs into tensor.Tensor values, once per pointer.
 type reader struct {
 	seen map[*C.struct_ggml_tensor]*tensor.Tensor
+	// depth holds, for a reader limited in depth (node), the levels of sources below each
+	// tensor read so far.
+	depth map[*C.struct_ggml_tensor]int
 }
 
 func newReader() *reader { return &reader{seen: map[*C.struct_ggml_tensor]*tensor.Tensor{}} }
 
-func (r *reader) tensor(t *C.struct_ggml_tensor) *tensor.Tensor {
+// tensor reads t with all its sources, theirs, and so on: a graph's nodes.
+func (r *reader) tensor(t *C.struct_ggml_tensor) *tensor.Tensor { return r.read(t, -1) }
+
+// supportsDepth is the levels of sources supports_op reads below a node: the node's
+// sources and theirs. What an op family supports is decided by the node and its sources
+// (ops.Supports); the fusion rows, which look further, see whole graphs.
+const supportsDepth = 2
+
+// node reads t with its sources to depth levels below it (1: its sources, without
+// theirs). Reading every ancestor made supports_op cost the size of the graph above the
+// node: ggml asks it for every node of a graph it splits anew, and a 16-layer hybrid's
+// 838 nodes took ~90 ms of the host's on an H200's machine each time llama built its
+// graph again (the first two tokens after a memory clear).
+func (r *reader) node(t *C.struct_ggml_tensor, depth int) *tensor.Tensor {
+	r.depth = map[*C.struct_ggml_tensor]int{}
+	return r.read(t, depth)
+}
+
+// read reads t and its sources to depth levels (-1: all of them).
+func (r *reader) read(t *C.struct_ggml_tensor, depth int) *tensor.Tensor {
 	if t == nil {
 		return nil
 	}
-	if g, ok := r.seen[t]; ok {
+	g, ok := r.seen[t]
+	if ok && (r.depth == nil || r.depth[t] >= depth) {
 		return g
 	}
-	g := &tensor.Tensor{
-		Type:  tensor.Type(t._type),
-		Op:    tensor.Op(t.op),
-		Flags: tensor.Flag(t.flags),
-		Name:  C.GoString(&t.name[0]),
+	if !ok {
+		g = &tensor.Tensor{
+			Type:  tensor.Type(t._type),
+			Op:    tensor.Op(t.op),
+			Flags: tensor.Flag(t.flags),
+			Name:  C.GoString(&t.name[0]),
+		}
+		r.seen[t] = g
+		for i := 0; i < 4; i++ {
+			g.Ne[i] = int64(t.ne[i])
+			g.Nb[i] = uint64(t.nb[i])
+		}
+		for i := 0; i < 16; i++ {
+			g.Params[i] = int32(t.op_params[i])
+		}
+		buf := t.buffer
+		if t.view_src != nil {
+			buf = t.view_src.buffer
+		}
+		if buf != nil && C.gw_buft_index(buf.buft) >= 0 && buf.context != nil && t.data != nil {
+			g.Loc = tensor.Loc{Buffer: uint64(uintptr(buf.context)), Addr: uint64(uintptr(t.data))}
+		}
 	}
-	r.seen[t] = g
-	for i := 0; i < 4; i++ {
-		g.Ne[i] = int64(t.ne[i])
-		g.Nb[i] = uint64(t.nb[i])
-	}
-	for i := 0; i < 16; i++ {
-		g.Params[i] = int32(t.op_params[i])
-	}
-	buf := t.buffer
-	if t.view_src != nil {
-		buf = t.view_src.buffer
-	}
-	if buf != nil && C.gw_buft_index(buf.buft) >= 0 && buf.context != nil && t.data != nil {
-		g.Loc = tensor.Loc{Buffer: uint64(uintptr(buf.context)), Addr: uint64(uintptr(t.data))}
+	if r.depth != nil {
+		r.depth[t] = depth
+		if depth == 0 {
+			return g
+		}
 	}
 	for i := 0; i < len(g.Src); i++ {
-		g.Src[i] = r.tensor(t.src[i])
+		g.Src[i] = r.read(t.src[i], depth-1)
 	}
 	return g
 }

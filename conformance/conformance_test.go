@@ -9,7 +9,7 @@ import (
 )
 
 // testConfig locates the repository root, the ggml libraries and build/libggml-wgpu.so.
-func testConfig(t *testing.T) Config {
+func testConfig(t testing.TB) Config {
 	t.Helper()
 	wd, err := os.Getwd()
 	require.NoError(t, err)
@@ -24,7 +24,7 @@ func testConfig(t *testing.T) Config {
 
 // openTestEnv opens the conformance environment on the built library, closed when the
 // test ends.
-func openTestEnv(t *testing.T) *Env {
+func openTestEnv(t testing.TB) *Env {
 	t.Helper()
 	cfg := testConfig(t)
 	if _, err := os.Stat(cfg.BackendPath); err != nil {

@@ -17,7 +17,7 @@ import (
 // fail cleanly, and the device must describe itself truthfully.
 
 // openDevice opens the suite's environment on WGPU0 of build/libggml-wgpu.so.
-func openDevice(t *testing.T) (*Env, *ggml.Lib, ggml.Backend, ggml.Device) {
+func openDevice(t testing.TB) (*Env, *ggml.Lib, ggml.Backend, ggml.Device) {
 	t.Helper()
 	env := openTestEnv(t)
 	l, be := env.L, env.Runner.Test
