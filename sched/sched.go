@@ -59,7 +59,8 @@ type reads struct {
 
 // graphReads counts, for every tensor, the nodes that read it, and finds the last one.
 func graphReads(nodes []*tensor.Tensor) reads {
-	r := reads{count: map[*tensor.Tensor]int{}, last: map[*tensor.Tensor]int{}}
+	n := 2 * len(nodes) // about the tensors read: the nodes and the weights and inputs
+	r := reads{count: make(map[*tensor.Tensor]int, n), last: make(map[*tensor.Tensor]int, n)}
 	for i, n := range nodes {
 		for _, s := range n.Src {
 			if s != nil {
