@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -75,19 +76,18 @@ func (l *stepLog) summary(minSteps int) string {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	type step struct{ from, to int } // events [from, to), to the next compute
-	var steps []step
+	var steps []stepSpan
 	from := -1
 	for i, k := range l.kinds {
 		if k != evCompute {
 			continue
 		}
 		if from >= 0 {
-			steps = append(steps, step{from, i})
+			steps = append(steps, stepSpan{from, i})
 		}
 		from = i
 	}
-	count := map[string][]step{}
+	count := map[string][]stepSpan{}
 	best := ""
 	for _, s := range steps {
 		key := string(l.kinds[s.from:s.to]) // stepEvent values as bytes
@@ -115,5 +115,53 @@ func (l *stepLog) summary(minSteps int) string {
 		}
 		fmt.Fprintf(&b, " %s %.1f;", name, offsets[len(offsets)/2])
 	}
-	return strings.TrimSuffix(b.String(), ";")
+	return strings.TrimSuffix(b.String(), ";") + l.slowest(steps)
+}
+
+// stepSpan is a step's events [from, to) in a stepLog, to the next compute.
+type stepSpan struct{ from, to int }
+
+// slowestSteps is how many steps summary names for their longest stalls.
+const slowestSteps = 3
+
+// callEnds are the events that end a call of the library's: what follows one is the
+// host's own time until its next call.
+var callEnds = [evKinds]bool{evComputeEnd: true, evReadEnd: true, evWriteEnd: true, evSyncEnd: true}
+
+// slowest names the steps with the longest stalls of the host's own, each the longest
+// pause from the end of one of the library's calls to the next event, with the events
+// around it: what the medians leave out (the host waiting on something once a run,
+// llama building a graph anew), apart from the waits for the GPU inside the calls.
+func (l *stepLog) slowest(steps []stepSpan) string {
+	type stall struct {
+		step, after int
+		d           int64
+	}
+	var stalls []stall
+	for i, s := range steps {
+		worst := stall{step: i, after: -1}
+		for j := s.from; j < s.to; j++ {
+			if d := l.at[j+1] - l.at[j]; callEnds[l.kinds[j]] && d > worst.d {
+				worst.after, worst.d = j, d
+			}
+		}
+		if worst.after >= 0 {
+			stalls = append(stalls, worst)
+		}
+	}
+	slices.SortStableFunc(stalls, func(a, b stall) int { return cmp.Compare(b.d, a.d) })
+	var b strings.Builder
+	for _, w := range stalls[:min(slowestSteps, len(stalls))] {
+		next := "next compute"
+		if w.after+1 < steps[w.step].to {
+			next = stepEventNames[l.kinds[w.after+1]]
+		}
+		if b.Len() == 0 {
+			b.WriteString("; longest stalls of the host's own:")
+		} else {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " step %d %.1f µs from %s to %s", w.step, float64(w.d)/1e3, stepEventNames[l.kinds[w.after]], next)
+	}
+	return b.String()
 }

@@ -38,5 +38,15 @@ func TestStepLogSummary(t *testing.T) {
 	s := l.summary(8)
 	require.True(t, strings.HasPrefix(s, "host timeline of a step (8 of 9 steps alike"), s)
 	require.Contains(t, s, "plan found 15.0; submitted 20.0; compute returns 21.0; read 23.0; read returns 26.0; next compute 27.0")
+	// the host's own time: from compute returns to read (2 µs) and from read returns to the
+	// next compute (1 µs, 500 in the last step)
+	require.True(t, strings.HasSuffix(s, "; longest stalls of the host's own: step 0 2.0 µs from compute returns to read, "+
+		"step 1 2.0 µs from compute returns to read, step 2 2.0 µs from compute returns to read"), s)
 	require.Empty(t, l.summary(9))
+
+	// A stall between a read's end and the next compute (llama's own work) is named so.
+	add(evRead, 2000)
+	add(evReadEnd, 3000)
+	add(evCompute, 500_000)
+	require.Contains(t, l.summary(8), "longest stalls of the host's own: step 9 500.0 µs from read returns to next compute, step 0 2.0")
 }

@@ -160,8 +160,11 @@ func (k *kernelTimer) graphSpread() string {
 		float64(g[len(g)/2])/1e3, float64(k.graphs[0])/1e3, float64(g[len(g)-1])/1e3, len(g))
 }
 
-// idleSpread says how long the GPU idled between graphs: the median and the mean of the
-// gaps (see kernelTimer.gaps).
+// idleSpread says how long the GPU idled between graphs: the median, the mean, the 90th
+// percentile and the largest of the gaps (see kernelTimer.gaps), and the gaps longer than
+// twice the median, with what they add up to and where the first of them fell (gap i lies
+// before graph i + 1): a token's time whose mean lies far above its median comes from a
+// few long gaps (a stall every so many tokens) or from every other one.
 func (k *kernelTimer) idleSpread() string {
 	if len(k.gaps) == 0 {
 		return "no gap between graphs timed"
@@ -172,9 +175,35 @@ func (k *kernelTimer) idleSpread() string {
 	for _, v := range g {
 		sum += v
 	}
-	return fmt.Sprintf("GPU idle between graphs: median %.1f µs, mean %.1f, over %d gaps (from a graph's last pass's end to the next one's first start: the host's work between them, the profile's read-back of the GPU times included)",
-		float64(g[len(g)/2])/1e3, float64(sum)/1e3/float64(len(g)), len(g))
+	median := g[len(g)/2]
+	var long []string
+	var longSum uint64
+	count := 0
+	for i, v := range k.gaps {
+		if v > 2*median {
+			count++
+			longSum += v
+			if len(long) < maxLongGaps {
+				long = append(long, fmt.Sprint(i))
+			}
+		}
+	}
+	where := ""
+	if count > 0 {
+		where = fmt.Sprintf(" (gaps %s", strings.Join(long, ", "))
+		if count > len(long) {
+			where += ", ..."
+		}
+		where += ")"
+	}
+	return fmt.Sprintf("GPU idle between graphs: median %.1f µs, mean %.1f, over %d gaps; 90th percentile %.1f, largest %.1f; "+
+		"%d gaps over twice the median, %.1f µs in all%s (from a graph's last pass's end to the next one's first start: the host's work between them, the profile's read-back of the GPU times included)",
+		float64(median)/1e3, float64(sum)/1e3/float64(len(g)), len(g), float64(g[len(g)*9/10])/1e3, float64(g[len(g)-1])/1e3,
+		count, float64(longSum)/1e3, where)
 }
+
+// maxLongGaps bounds the long gaps idleSpread names.
+const maxLongGaps = 12
 
 // passReport says what a pass timer measured per graph.
 func (k *kernelTimer) passReport() string {

@@ -23,5 +23,8 @@ func TestIdleSpread(t *testing.T) {
 	require.Equal(t, "no gap between graphs timed", k.idleSpread())
 	k.gaps = []uint64{300_000, 280_000, 1_000_000, 290_000} // ns
 	require.Contains(t, k.idleSpread(), "GPU idle between graphs: median 300.0 µs, mean 467.5, over 4 gaps")
+	require.Contains(t, k.idleSpread(), "; 90th percentile 1000.0, largest 1000.0; 1 gaps over twice the median, 1000.0 µs in all (gaps 2)")
 	require.Contains(t, k.passReport(), "; GPU idle between graphs: median 300.0 µs")
+	k.gaps = []uint64{100, 700, 100, 700, 100, 700, 100}
+	require.Contains(t, k.idleSpread(), "median 0.1 µs, mean 0.4, over 7 gaps; 90th percentile 0.7, largest 0.7; 3 gaps over twice the median, 2.1 µs in all (gaps 1, 3, 5)")
 }
