@@ -34,6 +34,12 @@ type Fusion struct {
 	// views is written (Written), so its result may be read by anything, later nodes
 	// outside the match and the host included.
 	Private []int
+	// Consumes lists positions whose node may lie exactly over its first source while the
+	// fused kernel does not write it (a private result): ggml-alloc places a ROPE in place
+	// over a source it is the last reader of. The scheduler admits such a match only where
+	// that source is produced in the graph and read by nothing else (through views too)
+	// and is no graph output, so that no one reads the bytes the node would have replaced.
+	Consumes []int
 	// Guard reports whether nodes whose ops match the pattern are safe to fuse: linked to
 	// each other as the pattern means, each supported, and no result overlapping an input
 	// that other invocations still read (ggml may place the result over the pattern's

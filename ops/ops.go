@@ -425,6 +425,11 @@ func overlaps(a, b *tensor.Tensor) bool {
 	return a.Loc.Addr < b.Loc.Addr+b.Extent() && b.Loc.Addr < a.Loc.Addr+a.Extent()
 }
 
+// exactlyOver reports whether a's bytes are exactly b's: the same place and extent.
+func exactlyOver(a, b *tensor.Tensor) bool {
+	return a.Loc.Buffer != 0 && a.Loc == b.Loc && a.Extent() == b.Extent()
+}
+
 // sameLayout reports whether a and b are the same elements of the same memory.
 func sameLayout(a, b *tensor.Tensor) bool {
 	return a.Loc == b.Loc && a.Type == b.Type && a.Ne == b.Ne && a.Nb == b.Nb

@@ -13,8 +13,9 @@ var ropeRopeSetRowsRowsRow = Fusion{
 	Name: "rope+rope+set_rows+set_rows",
 	Ops: []OpSet{{tensor.OpRope}, {tensor.OpRope}, {tensor.OpView, tensor.OpReshape}, {tensor.OpSetRows},
 		{tensor.OpView, tensor.OpReshape}, {tensor.OpSetRows}},
-	Private: []int{1, 2},
-	Guard:   guardRopeRopeSetRowsRows,
+	Private:  []int{1, 2},
+	Consumes: []int{1},
+	Guard:    guardRopeRopeSetRowsRows,
 	Lower: func(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		return lowerKVStore(n[0], n[1:], l), nil
 	},

@@ -38,12 +38,13 @@ type ropeSetRowsParams struct {
 
 // ropeSetRowsRow is the fusion row of ROPE, a view of it and the SET_ROWS that stores it.
 var ropeSetRowsRow = Fusion{
-	Name:    "rope+set_rows",
-	Ops:     []OpSet{{tensor.OpRope}, {tensor.OpView, tensor.OpReshape}, {tensor.OpSetRows}},
-	Private: []int{0, 1},
-	Guard:   guardRopeSetRows,
-	Lower:   lowerRopeSetRows,
-	Example: func() []*tensor.Tensor { return ropeSetRowsExample(false) },
+	Name:     "rope+set_rows",
+	Ops:      []OpSet{{tensor.OpRope}, {tensor.OpView, tensor.OpReshape}, {tensor.OpSetRows}},
+	Private:  []int{0, 1},
+	Consumes: []int{0},
+	Guard:    guardRopeSetRows,
+	Lower:    lowerRopeSetRows,
+	Example:  func() []*tensor.Tensor { return ropeSetRowsExample(false) },
 }
 
 // ropeSetRowsRowsRow adds the SET_ROWS of V (after its view) to ropeSetRowsRow. The K
@@ -52,10 +53,11 @@ var ropeSetRowsRowsRow = Fusion{
 	Name: "rope+set_rows+set_rows",
 	Ops: []OpSet{{tensor.OpRope}, {tensor.OpView, tensor.OpReshape}, {tensor.OpSetRows},
 		{tensor.OpView, tensor.OpReshape}, {tensor.OpSetRows}},
-	Private: []int{0, 1},
-	Guard:   guardRopeSetRowsRows,
-	Lower:   lowerRopeSetRows,
-	Example: func() []*tensor.Tensor { return ropeSetRowsExample(true) },
+	Private:  []int{0, 1},
+	Consumes: []int{0},
+	Guard:    guardRopeSetRowsRows,
+	Lower:    lowerRopeSetRows,
+	Example:  func() []*tensor.Tensor { return ropeSetRowsExample(true) },
 }
 
 // ropeSetRowsExample is llama's K (and V) store for head_dim 8, 2 KV heads, 3 tokens, an
@@ -92,8 +94,13 @@ func ropeSetRowsStore(s *tensor.Tensor, l *Limits) bool {
 func guardRopeSetRows(n []*tensor.Tensor, l *Limits) bool {
 	rope, view, k := n[0], n[1], n[2]
 	// An in-place ROPE's result is its source: unfused, later readers of the source would
-	// see it roped.
-	if !Supports(rope, l) || !rope.Contiguous() || overlaps(rope, rope.Src[0]) || view.Src[0] != rope || k.Src[0] != view {
+	// see it roped. One exactly over its source is admitted (the rows' Consumes): the
+	// scheduler checks that nothing else reads that source (a hybrid's K, normed per head,
+	// whose norm's result ggml-alloc gives the ROPE).
+	if !Supports(rope, l) || !rope.Contiguous() || view.Src[0] != rope || k.Src[0] != view {
+		return false
+	}
+	if overlaps(rope, rope.Src[0]) && !exactlyOver(rope, rope.Src[0]) {
 		return false
 	}
 	if view.Type != rope.Type || !view.Contiguous() || view.Loc != rope.Loc || view.Elems() != rope.Elems() {
@@ -216,6 +223,10 @@ func streamsRow(r Fusion) Fusion {
 	for i, p := range r.Private {
 		private[i] = moved[p]
 	}
+	consumes := make([]int, len(r.Consumes))
+	for i, p := range r.Consumes {
+		consumes[i] = moved[p]
+	}
 	rest := func(n []*tensor.Tensor) []*tensor.Tensor {
 		out := make([]*tensor.Tensor, 0, len(r.Ops))
 		for i, t := range n {
@@ -226,9 +237,10 @@ func streamsRow(r Fusion) Fusion {
 		return out
 	}
 	return Fusion{
-		Name:    r.Name + " (streams)",
-		Ops:     ops,
-		Private: private,
+		Name:     r.Name + " (streams)",
+		Ops:      ops,
+		Private:  private,
+		Consumes: consumes,
 		Guard: func(n []*tensor.Tensor, l *Limits) bool {
 			for _, d := range dests {
 				if n[d+1].Src[2] != n[d] {

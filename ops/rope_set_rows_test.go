@@ -58,7 +58,7 @@ func TestRopeSetRowsGuards(t *testing.T) {
 		"view of part of K":    func(n []*tensor.Tensor) { n[1].Ne[1] = 2 },
 		"roped K strided":      func(n []*tensor.Tensor) { n[0].Nb[2] *= 2; n[0].Nb[3] *= 2 },
 		"values not the view":  func(n []*tensor.Tensor) { n[2].Src[0] = f32(16, 3) },
-		"in-place rope":        func(n []*tensor.Tensor) { at(n[0].Src[0], 4096) },
+		"rope over part of K":  func(n []*tensor.Tensor) { at(n[0].Src[0], 4096+64) },
 		"K cache over K":       func(n []*tensor.Tensor) { at(n[2], 64) },
 		"K cache over indices": func(n []*tensor.Tensor) { at(n[2], 32768-64) },
 		"K cache over V":       func(n []*tensor.Tensor) { at(n[3], 8192+32) },
@@ -90,6 +90,14 @@ func TestRopeSetRowsGuards(t *testing.T) {
 	require.False(t, ropeSetRowsRow.Applies([]*tensor.Tensor{rope, view, q}, l))
 	q.Type, q.Nb = tensor.F16, contiguous(tensor.F16, 32, 6).Nb
 	require.True(t, ropeSetRowsRow.Applies([]*tensor.Tensor{rope, view, q}, l))
+
+	// A rope exactly over its source (ggml-alloc's in-place placement) is the scheduler's
+	// to judge: the rows name it in Consumes.
+	n0 := kvStoreNodes()
+	at(n0[0].Src[0], 4096)
+	require.True(t, ropeSetRowsRowsRow.Applies(n0, l), "in-place rope")
+	require.Equal(t, []int{0}, ropeSetRowsRowsRow.Consumes)
+	require.Equal(t, []int{1}, ropeRopeSetRowsRowsRow.Consumes)
 
 	// The K store alone still fuses when only V's store is refused.
 	n := kvStoreNodes()

@@ -202,7 +202,30 @@ func unfusable(f *ops.Fusion, match []*tensor.Tensor, at int, readers reads) str
 			return fmt.Sprintf("%s's result lies over a live source", match[k].Op)
 		}
 	}
+	for _, k := range f.Consumes {
+		n := match[k]
+		if s := n.Src[0]; s != nil && sharesMemory(n, s) && !soleReader(s, readers) {
+			return fmt.Sprintf("%s lies over a source read elsewhere", n.Op)
+		}
+	}
 	return ""
+}
+
+// soleReader reports whether the one node that reads s is all that reads its memory: s is
+// computed in the graph (not a weight or an input), no graph output, read by one node,
+// and, if it is a view, so is every tensor down to the one whose memory it is.
+func soleReader(s *tensor.Tensor, readers reads) bool {
+	for {
+		if s.Op == tensor.OpNone || readers.count[s] != 1 || s.Flags&tensor.FlagOutput != 0 {
+			return false
+		}
+		if !s.Op.IsView() {
+			return true
+		}
+		if s = s.Src[0]; s == nil {
+			return false
+		}
+	}
 }
 
 // overwritesLive reports whether the private result r shares memory with a source of the

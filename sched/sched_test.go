@@ -339,3 +339,62 @@ func TestFusesRopeSetRowsWritingBothCaches(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, p.Fused)
 }
+
+// A ROPE that ggml-alloc placed exactly over its source (a hybrid's K, normed per head)
+// fuses with the K and V stores only where nothing but the ROPE reads that source, through
+// views too: the fused kernel leaves the source's bytes unroped, which the unfused ROPE
+// would have replaced.
+func TestFusesInPlaceRopeOnlyOverASoleReadSource(t *testing.T) {
+	place := func(t *tensor.Tensor) *tensor.Tensor {
+		t.Loc = tensor.Loc{Buffer: 1, Addr: 1 << 40}
+		return t
+	}
+	// build returns the store's nodes with K's source produced by an RMS_NORM (through a
+	// RESHAPE when viewed) and the rope placed exactly over it, and that norm.
+	build := func(viewed bool) ([]*tensor.Tensor, *tensor.Tensor) {
+		n := fusionExample(t, "rope+set_rows+set_rows")
+		rope := n[0]
+		src := rope.Src[0]
+		x := &tensor.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb}
+		norm := place(compute(&tensor.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb}, tensor.OpRMSNorm, x))
+		pre := []*tensor.Tensor{norm}
+		rope.Src[0] = norm
+		if viewed {
+			v := place(compute(&tensor.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb}, tensor.OpReshape, norm))
+			rope.Src[0] = v
+			pre = append(pre, v)
+		}
+		place(rope)
+		place(n[1]) // the view of the roped K: the rope's bytes
+		return append(pre, n...), norm
+	}
+	for _, viewed := range []bool{false, true} {
+		n, _ := build(viewed)
+		p, err := Build(n, limits)
+		require.NoError(t, err)
+		require.Equal(t, 1, p.Fused, "viewed %v: the norm's result is read by the rope alone", viewed)
+
+		// A later reader of the norm's result would see it roped: the rope stays apart.
+		n, norm := build(viewed)
+		later := compute(&tensor.Tensor{Type: norm.Type, Ne: norm.Ne, Nb: norm.Nb}, tensor.OpAdd, norm, norm)
+		p, err = Build(append(n, later), limits)
+		require.NoError(t, err)
+		require.Zero(t, p.Fused, "viewed %v: the norm's result read again", viewed)
+
+		// So would the host, reading it back.
+		n, norm = build(viewed)
+		norm.Flags |= tensor.FlagOutput
+		p, err = Build(n, limits)
+		require.NoError(t, err)
+		require.Zero(t, p.Fused, "viewed %v: the norm's result a graph output", viewed)
+	}
+
+	// A rope in place over a tensor the graph does not compute (an input) stays apart.
+	n := fusionExample(t, "rope+set_rows+set_rows")
+	place(n[0].Src[0])
+	place(n[0])
+	place(n[1])
+	p, err := Build(n, limits)
+	require.NoError(t, err)
+	require.Zero(t, p.Fused)
+}
