@@ -9,14 +9,16 @@ import (
 )
 
 // The ops of vision and audio encoders (multimodal projectors): IM2COL and whole
-// convolutions, the poolings, the direct convolutions, UPSCALE and ROLL, in that order.
+// convolutions, the poolings, the direct convolutions, UPSCALE, ROLL and PAD_REFLECT_1D,
+// in that order.
 func encoderCases() []*Case {
 	var cs []*Case
 	cs = append(cs, im2colCases()...)
 	cs = append(cs, poolCases()...)
 	cs = append(cs, conv2dCases()...)
 	cs = append(cs, upscaleCases()...)
-	return append(cs, rollCases()...)
+	cs = append(cs, rollCases()...)
+	return append(cs, padReflectCases()...)
 }
 
 // im2colCases are test_im2col's shapes (the convolutions of audio and vision encoders),
@@ -251,6 +253,29 @@ func conv2dCases() []*Case {
 					}})
 			}
 		}
+	}
+	return cs
+}
+
+// padReflectCases are PAD_REFLECT_1D as test_pad_reflect_1d (its default 512 x 34 by 10
+// and 9, whisper's 3000-frame rows of 80 and 384), no padding, the most ggml allows
+// (ne00 - 1 on each side) and rows of planes. ggml takes contiguous sources only.
+func padReflectCases() []*Case {
+	var cs []*Case
+	for _, r := range []struct {
+		ne     [4]int64
+		p0, p1 int
+	}{
+		{[4]int64{512, 34, 1, 1}, 10, 9}, {[4]int64{3000, 80, 1, 1}, 10, 9},
+		{[4]int64{3000, 384, 1, 1}, 10, 9}, {[4]int64{16, 3, 1, 1}, 0, 0},
+		{[4]int64{16, 3, 1, 1}, 15, 15}, {[4]int64{9, 4, 3, 2}, 4, 7},
+	} {
+		r := r
+		name := fmt.Sprintf("PAD_REFLECT_1D(ne=%v,p0=%d,p1=%d)", r.ne, r.p0, r.p1)
+		cs = append(cs, &Case{Name: name, Op: "PAD_REFLECT_1D", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				return b.L.PadReflect1D(b.Ctx, b.New("a", f32, r.ne[0], r.ne[1], r.ne[2], r.ne[3]), r.p0, r.p1)
+			}})
 	}
 	return cs
 }

@@ -24,6 +24,11 @@ func openDevice(t testing.TB) (*Env, *ggml.Lib, ggml.Backend, ggml.Device) {
 	return env, l, be, l.BackendDevice(be)
 }
 
+// scaleBicubic is ggml_scale_mode's BICUBIC, an UPSCALE the library refuses (its float
+// truncations are not reproducible in WGSL: ops/upscale.go): the unsupported node of the
+// tests below.
+const scaleBicubic = 2
+
 // newCtx returns a no_alloc context freed at the end of the test.
 func newCtx(t *testing.T, l *ggml.Lib) ggml.Context {
 	t.Helper()
@@ -50,7 +55,7 @@ func f32Values(raw []byte) []float32 {
 }
 
 // TestSupportsOpRejects asks WGPU0 about nodes the library does not implement (a MUL_MAT
-// with a Q8_K weight, PAD_REFLECT_1D) whose tensors have no buffer and NULL data, as the scheduler
+// with a Q8_K weight, a BICUBIC UPSCALE) whose tensors have no buffer and NULL data, as the scheduler
 // and llama's weight placement do before anything is allocated: the answer must be false,
 // and the call must not crash. Supported counterparts of the same nodes (F16 and Q4_K
 // weights) must be accepted. It then repeats llama's weight probe: a zero-size buffer of
@@ -66,7 +71,7 @@ func TestSupportsOpRejects(t *testing.T) {
 	mmQ := l.MulMat(ctx, wq, x)
 	mmF := l.MulMat(ctx, wf, x)
 	mmK := l.MulMat(ctx, wk, x)
-	refl := l.PadReflect1D(ctx, x, 1, 1)
+	refl := l.Interpolate(ctx, x, 512, 3, 1, 1, scaleBicubic)
 	add := l.Add(ctx, x, x)
 	for _, tt := range []ggml.Tensor{wq, wf, x, mmQ, refl} {
 		require.Zero(t, tt.Buffer(), "tensor %s has a buffer", tt.Name())
@@ -74,7 +79,7 @@ func TestSupportsOpRejects(t *testing.T) {
 	}
 
 	require.False(t, l.DevSupportsOp(dev, mmQ), "supports_op(MUL_MAT q8_K x f32) must be false")
-	require.False(t, l.DevSupportsOp(dev, refl), "supports_op(PAD_REFLECT_1D) must be false")
+	require.False(t, l.DevSupportsOp(dev, refl), "supports_op(UPSCALE bicubic) must be false")
 	require.True(t, l.DevSupportsOp(dev, mmF), "supports_op(MUL_MAT f16 x f32) must be true")
 	require.True(t, l.DevSupportsOp(dev, mmK), "supports_op(MUL_MAT q4_K x f32) must be true")
 	require.True(t, l.DevSupportsOp(dev, add), "supports_op(ADD) must be true")
@@ -98,7 +103,7 @@ func TestSupportsOpRejects(t *testing.T) {
 }
 
 // TestGraphComputeUnsupported computes graphs with a node the library does not implement
-// (PAD_REFLECT_1D alone, and after a supported ADD), allocated in WGPU0's buffer: the compute must
+// (a BICUBIC UPSCALE alone, and after a supported ADD), allocated in WGPU0's buffer: the compute must
 // return GGML_STATUS_FAILED without taking the process down, and a following supported
 // graph on the same backend must still compute correctly.
 func TestGraphComputeUnsupported(t *testing.T) {
@@ -119,7 +124,7 @@ func TestGraphComputeUnsupported(t *testing.T) {
 		if withAdd {
 			in = l.Add(ctx, x, y)
 		}
-		out := l.PadReflect1D(ctx, in, 2, 3)
+		out := l.Interpolate(ctx, in, 2*n, 1, 1, 1, scaleBicubic)
 		g := l.NewGraph(ctx)
 		l.BuildForwardExpand(g, out)
 		buf := l.AllocCtxTensors(ctx, be)
@@ -128,7 +133,7 @@ func TestGraphComputeUnsupported(t *testing.T) {
 		l.TensorSet(x, f32Bytes(xs), 0)
 		l.TensorSet(y, f32Bytes(ys), 0)
 		st := l.GraphCompute(be, g)
-		require.Equal(t, tensor.StatusFailed, st, "graph_compute of PAD_REFLECT_1D (after ADD: %v) on %s", withAdd, l.BackendName(be))
+		require.Equal(t, tensor.StatusFailed, st, "graph_compute of UPSCALE bicubic (after ADD: %v) on %s", withAdd, l.BackendName(be))
 		l.Synchronize(be)
 	}
 	bad(false)

@@ -915,7 +915,7 @@ func TestAllocEdges(t *testing.T) {
 }
 
 // TestUnsupportedMidGraph computes graphs where a node WGPU0 does not implement sits
-// between supported ones (a MUL_MAT of Q8_K weights, ggml's activation type, a PAD_REFLECT_1D,
+// between supported ones (a MUL_MAT of Q8_K weights, ggml's activation type, a BICUBIC UPSCALE,
 // an MROPE's ROPE_BACK) after an ADD whose result
 // it reads: supports_op must answer false for that node, graph_compute must return
 // GGML_STATUS_FAILED with a logged reason, nothing may have run (the ADD's result keeps
@@ -932,8 +932,8 @@ func TestUnsupportedMidGraph(t *testing.T) {
 			w := l.NewTensor2D(ctx, tensor.Q8_K, 256, 8)
 			return l.MulMat(ctx, w, a), []ggml.Tensor{w}
 		}},
-		{"PAD_REFLECT_1D", shape(32, 4), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
-			return l.PadReflect1D(ctx, a, 2, 3), nil
+		{"UPSCALE_bicubic", shape(32, 4), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
+			return l.Interpolate(ctx, a, 64, 8, 1, 1, scaleBicubic), nil
 		}},
 		{"ROPE_BACK_mrope", shape(48, 2, 3), func(l *ggml.Lib, ctx ggml.Context, a ggml.Tensor) (ggml.Tensor, []ggml.Tensor) {
 			pos := l.NewTensor1D(ctx, tensor.I32, 4*3)
