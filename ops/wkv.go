@@ -107,10 +107,7 @@ func lowerWKV(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	st, ref := t.Src[n-1], t.Src[0]
 	s := ref.Ne[0]
 	blocks, defs := rowLanesPlan(s, s)
-	for _, form := range []string{"WKV6", "GLA", "WKV7"} {
-		defs[form] = "0"
-	}
-	defs[f.form] = "1"
+	defs[f.form] = "1" // the other forms' #if read an absent name as false
 	p := wkvParams{Size: uint32(s), Heads: uint32(ref.Ne[1]), Tokens: uint32(ref.Ne[2]), Seqs: uint32(st.Ne[1]),
 		RowStride: 1, ElemStride: uint32(s), Blocks: uint32(blocks)}
 	if t.Op == tensor.OpRWKVWKV7 {
