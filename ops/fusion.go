@@ -40,6 +40,11 @@ type Fusion struct {
 	// that source is produced in the graph and read by nothing else (through views too)
 	// and is no graph output, so that no one reads the bytes the node would have replaced.
 	Consumes []int
+	// Links, where set, reports whether nodes whose ops match the pattern are linked as the
+	// pattern means, before anything else is checked: rows whose patterns are broad (the
+	// element-wise chains) then match only such nodes, and are not reported as refused
+	// where their nodes merely follow each other.
+	Links func(n []*tensor.Tensor) bool
 	// Guard reports whether nodes whose ops match the pattern are safe to fuse: linked to
 	// each other as the pattern means, each supported, and no result overlapping an input
 	// that other invocations still read (ggml may place the result over the pattern's
@@ -65,7 +70,8 @@ func (f *Fusion) Applies(n []*tensor.Tensor, l *Limits) bool {
 }
 
 // Matches reports whether the ops of nodes (as many as the row's positions) match the
-// row's pattern, before its guard is asked.
+// row's pattern and, where the row says how, are linked as it means, before its guard is
+// asked.
 func (f *Fusion) Matches(n []*tensor.Tensor) bool {
 	if len(n) != len(f.Ops) {
 		return false
@@ -78,7 +84,7 @@ func (f *Fusion) Matches(n []*tensor.Tensor) bool {
 			return false // F16 activations take the plain kernels only (lowerMulMat)
 		}
 	}
-	return true
+	return f.Links == nil || f.Links(n)
 }
 
 // Written returns the results a lowering of the row writes, in pattern order: those of
@@ -185,4 +191,6 @@ func init() {
 		table = append(table, f)
 	}
 	fusions = append(table, rows...)
+	// the element-wise chains last, so that every other row is tried first at a node
+	fusions = append(fusions, elemChainRows()...)
 }
