@@ -59,6 +59,8 @@ func Cases() []*Case {
 	cs = append(cs, normQKVRopeCases()...)
 	cs = append(cs, ssmCases()...)
 	cs = append(cs, encoderCases()...)
+	cs = append(cs, elemChainCases()...)
+	cs = append(cs, elemChainUnfusedCases()...)
 	return append(cs, placedCases(cs)...)
 }
 

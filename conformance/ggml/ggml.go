@@ -185,6 +185,7 @@ type Lib struct {
 	transpose    func(Context, Tensor) Tensor
 	reshape4d    func(Context, Tensor, int64, int64, int64, int64) Tensor
 	cont         func(Context, Tensor) Tensor
+	cont2D       func(Context, Tensor, int64, int64) Tensor
 	cpy          func(Context, Tensor, Tensor) Tensor
 	dup          func(Context, Tensor) Tensor
 	add          func(Context, Tensor, Tensor) Tensor
@@ -311,6 +312,7 @@ func Open(libDir string) (*Lib, error) {
 	reg(&l.transpose, "ggml_transpose")
 	reg(&l.reshape4d, "ggml_reshape_4d")
 	reg(&l.cont, "ggml_cont")
+	reg(&l.cont2D, "ggml_cont_2d")
 	reg(&l.cpy, "ggml_cpy")
 	reg(&l.dup, "ggml_dup")
 	reg(&l.add, "ggml_add")
@@ -456,6 +458,9 @@ func (l *Lib) Reshape4D(ctx Context, a Tensor, ne0, ne1, ne2, ne3 int64) Tensor 
 
 // Cont makes a contiguous copy of a (ggml_cont).
 func (l *Lib) Cont(ctx Context, a Tensor) Tensor { return l.cont(ctx, a) }
+
+// Cont2D makes a contiguous copy of a in the shape ne0 x ne1 (ggml_cont_2d: one CONT node).
+func (l *Lib) Cont2D(ctx Context, a Tensor, ne0, ne1 int64) Tensor { return l.cont2D(ctx, a, ne0, ne1) }
 
 // Cpy copies a into b and returns a view of b (ggml_cpy).
 func (l *Lib) Cpy(ctx Context, a, b Tensor) Tensor { return l.cpy(ctx, a, b) }

@@ -1,0 +1,27 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestElemChainPlans plans the GRAPH(chain) cases under quickLimits and checks that each
+// chain the rows take is one element-wise chain dispatch and nothing else, and that the
+// chains they must leave alone (an intermediate read again, no activation) take none.
+func TestElemChainPlans(t *testing.T) {
+	requirePlans(t, elemChainCases(), quickLimits, []planKind{{kernel: "elem_chain", need: true}}, nil)
+	env := openTestEnv(t)
+	for _, c := range elemChainUnfusedCases() {
+		if !strings.Contains(c.Name, "read_again") && !strings.Contains(c.Name, "mul_div") {
+			continue
+		}
+		keys, err := env.KernelsUnder(c, quickLimits)
+		require.NoError(t, err, c.Name)
+		require.NotEmpty(t, keys, c.Name)
+		for _, k := range keys {
+			require.False(t, strings.HasPrefix(k, "elem_chain;"), "%s: %s", c.Name, k)
+		}
+	}
+}
