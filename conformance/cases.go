@@ -61,6 +61,8 @@ func Cases() []*Case {
 	cs = append(cs, encoderCases()...)
 	cs = append(cs, elemChainCases()...)
 	cs = append(cs, elemChainUnfusedCases()...)
+	cs = append(cs, normScaleCases()...)
+	cs = append(cs, ssmConvActCases()...)
 	return append(cs, placedCases(cs)...)
 }
 

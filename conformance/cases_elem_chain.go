@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ggml-wgpu/ggml-wgpu/conformance/ggml"
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
@@ -119,6 +120,59 @@ func elemChainCases() []*Case {
 		a, u, w := b.New("a", f32, 16, 3, 2, 2), b.New("u", f32, 16), b.New("w", f32, 16, 3, 2, 2)
 		return b.L.Sub(b.Ctx, w, b.L.Unary(b.Ctx, b.L.Add(b.Ctx, a, u), tensor.UnaryExp, false))
 	}))
+	return cs
+}
+
+// normScaleCases are GRAPH(norm+scale): the L2 norms of delta-net layers' q and k as llama
+// builds them (RMS_NORM with eps / n, SCALE by 1 / sqrt(n)), decode and prompt rows, a
+// scale with a bias after NORM and L2_NORM, and the scale in place over the norm.
+func normScaleCases() []*Case {
+	var cs []*Case
+	for _, ne := range [][4]int64{shape(128, 16, 1), shape(128, 16, 5), shape(4096, 3)} {
+		cs = append(cs, &Case{Name: fmt.Sprintf("GRAPH(norm+scale,gdn_l2,ne=%s)", fmtNe(ne)), Op: "GRAPH", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				n := float32(ne[0])
+				return b.L.Scale(b.Ctx, b.L.RMSNorm(b.Ctx, b.New("x", f32, ne[:]...), 1e-6/n), 1/float32(math.Sqrt(float64(n))))
+			}})
+	}
+	ne := shape(64, 5, 2)
+	cs = append(cs,
+		&Case{Name: "GRAPH(norm+scale,norm,bias,ne=[64,5,2,1])", Op: "GRAPH", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				return b.L.ScaleBias(b.Ctx, b.L.Norm(b.Ctx, b.New("x", f32, ne[:]...), 1e-5), 0.7, -0.2)
+			}},
+		&Case{Name: "GRAPH(norm+scale,l2_norm,inplace,ne=[64,5,2,1])", Op: "GRAPH", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				return b.L.ScaleInplace(b.Ctx, b.L.L2Norm(b.Ctx, b.New("x", f32, ne[:]...), 1e-6), 1.5)
+			}},
+	)
+	return cs
+}
+
+// ssmConvActCases are GRAPH(ssm_conv+act): the convolution of Mamba's and the delta-net
+// layers' inputs and the activation after it (SILU, as llama builds them; others in
+// place of it), decode and prompt, the windows a view.
+func ssmConvActCases() []*Case {
+	var cs []*Case
+	for _, v := range []struct {
+		tokens int64
+		op     tensor.UnaryOp
+		view   bool
+	}{{1, tensor.UnarySILU, false}, {7, tensor.UnarySILU, true}, {3, tensor.UnaryGELUErf, false}, {2, tensor.UnarySoftPlus, true}} {
+		cs = append(cs, &Case{Name: fmt.Sprintf("GRAPH(ssm_conv+act,act=%s,d_conv=4,d_inner=96,n_t=%d,view=%v)", v.op, v.tokens, v.view),
+			Op: "GRAPH", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+			Build: func(b *Builder) ggml.Tensor {
+				const width, channels, seqs = 4, 96, 2
+				var sx ggml.Tensor
+				if v.view {
+					x := b.New("sx", f32, width-1+v.tokens, channels+3, seqs)
+					sx = b.View4D(x, shape(width-1+v.tokens, channels, seqs), uint64(width-1+v.tokens)*4)
+				} else {
+					sx = b.New("sx", f32, width-1+v.tokens, channels, seqs)
+				}
+				return b.L.Unary(b.Ctx, b.L.SSMConv(b.Ctx, sx, b.New("c", f32, width, channels)), v.op, false)
+			}})
+	}
 	return cs
 }
 

@@ -7,6 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestActivationRowPlans plans the GRAPH(norm+scale) and GRAPH(ssm_conv+act) cases
+// under quickLimits and checks that each is one dispatch of the norm or the convolution,
+// the second node computed in it.
+func TestActivationRowPlans(t *testing.T) {
+	requirePlans(t, normScaleCases(), quickLimits, []planKind{{kernel: "norm", define: "SCALE=1", need: true}}, nil)
+	requirePlans(t, ssmConvActCases(), quickLimits, []planKind{{kernel: "ssm_conv", need: true}}, nil)
+}
+
 // TestElemChainPlans plans the GRAPH(chain) cases under quickLimits and checks that each
 // chain the rows take is one element-wise chain dispatch and nothing else, and that the
 // chains they must leave alone (an intermediate read again, no activation) take none.

@@ -31,10 +31,12 @@ type chainParams struct {
 	N          uint32
 }
 
-// chainOps are the ops a chain's nodes may have; chainHeadOps adds CONT for its first.
+// chainActivations are the activations a chain's nodes may have (chainExpr); chainOps
+// adds the binary ops, and chainHeadOps CONT for a chain's first node.
 var (
-	chainOps = OpSet{tensor.OpUnary, tensor.OpScale, tensor.OpClamp, tensor.OpLeakyReLU, tensor.OpSqr,
-		tensor.OpSqrt, tensor.OpLog, tensor.OpSin, tensor.OpCos, tensor.OpAdd, tensor.OpSub, tensor.OpMul, tensor.OpDiv}
+	chainActivations = OpSet{tensor.OpUnary, tensor.OpScale, tensor.OpClamp, tensor.OpLeakyReLU, tensor.OpSqr,
+		tensor.OpSqrt, tensor.OpLog, tensor.OpSin, tensor.OpCos}
+	chainOps     = append(OpSet{tensor.OpAdd, tensor.OpSub, tensor.OpMul, tensor.OpDiv}, chainActivations...)
 	chainHeadOps = append(OpSet{tensor.OpCont}, chainOps...)
 )
 

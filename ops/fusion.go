@@ -173,6 +173,20 @@ var fusions = []Fusion{
 			return []*tensor.Tensor{norm, node(tensor.OpMul, f32(7, 2), nil, norm, f32(7))}
 		},
 	},
+	{
+		// the L2 norms of delta-net layers' q and k (llama's build_gdn_l2_norm: RMS_NORM,
+		// then SCALE by 1 / sqrt(n)): the norm stays in the kernel.
+		Name:    "norm+scale",
+		Ops:     []OpSet{{tensor.OpRMSNorm, tensor.OpNorm, tensor.OpL2Norm}, {tensor.OpScale}},
+		Private: []int{0},
+		Guard:   guardNormScale,
+		Lower:   lowerNormScale,
+		Example: func() []*tensor.Tensor {
+			norm := node(tensor.OpRMSNorm, f32(7, 2), []int32{int32(f32bits(1e-5))}, f32(7, 2))
+			return []*tensor.Tensor{norm, node(tensor.OpScale, f32(7, 2), []int32{int32(f32bits(0.125)), 0}, norm)}
+		},
+	},
+	ssmConvActRow,
 	mulMatMulMatRow,
 }
 

@@ -9,9 +9,11 @@ import (
 
 // RMS_NORM, NORM and L2_NORM over rows (dim 0), f32, eps in op_params[0]; the fused pair
 // RMS_NORM or NORM -> MUL by a weight broadcast over rows (llama's attn_norm and
-// ffn_norm), which writes only the MUL's result; and the triple ADD -> that pair (llama's
-// residual sum and the norm after it), which writes the sum too (add_norm.go). GROUP_NORM
-// is in group_norm.go.
+// ffn_norm), which writes only the MUL's result; the pair of any of the three -> SCALE
+// (the L2 norms of delta-net layers' q and k: RMS_NORM then SCALE by 1 / sqrt(n)), which
+// writes only the SCALE's; and the triple ADD -> norm -> MUL (llama's residual sum and the
+// norm after it), which writes the sum too (add_norm.go). GROUP_NORM is in
+// group_norm.go.
 
 type normParams struct {
 	Ne, A, D [4]uint32 // dst shape; strides of the normalised rows (src0, or the sum), dst
@@ -23,6 +25,8 @@ type normParams struct {
 	// The ADD of the fused triple: its src0's strides, its src1's shape and strides (src1
 	// repeated over the rows like binary ops).
 	S, Be, B [4]uint32
+	// The SCALE of the pair norm -> SCALE: its scale and bias.
+	Sc [4]float32
 }
 
 func init() {
@@ -50,7 +54,8 @@ func lowerNorm(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	return normDispatch(nil, t, nil, t, nil, l), nil
 }
 
-// normDispatch normalises the rows of norm's source into dst, multiplying by w if set.
+// normDispatch normalises the rows of norm's source into dst, multiplying by w if set,
+// scaling as dst does where it is a SCALE (the pair norm+scale).
 // With add (norm's source), the kernel first stores add's sum, row by row, and normalises
 // what it stored.
 // With xq, the register form also quantizes each result row (a column of the integer
@@ -60,7 +65,10 @@ func normDispatch(add, norm, w, dst *tensor.Tensor, xq *xqOut, l *Limits) []Disp
 	ne := dims(dst)
 	rows := uint64(ne[1]) * uint64(ne[2]) * uint64(ne[3])
 	p := normParams{Ne: ne, A: strides(a), D: strides(dst), Rows: uint32(rows), Eps: math.Float32frombits(uint32(norm.Params[0]))}
-	defs := map[string]string{"RMS": "0", "L2": "0", "MUL": "0", "ADD": "0"}
+	defs := map[string]string{"RMS": "0", "L2": "0", "MUL": "0", "ADD": "0", "SCALE": flag(dst.Op == tensor.OpScale)}
+	if dst.Op == tensor.OpScale {
+		p.Sc = unaryFloats(dst)
+	}
 	switch norm.Op {
 	case tensor.OpRMSNorm:
 		defs["RMS"] = "1"
@@ -163,4 +171,19 @@ func guardNormMul(n []*tensor.Tensor, l *Limits) bool {
 // lowerNormMul lowers the pair as one dispatch that writes only mul.
 func lowerNormMul(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	return normDispatch(nil, n[0], n[1].Src[1], n[1], nil, l), nil
+}
+
+// guardNormScale admits the pair norm -> scale (scale = norm * s + b), the result in
+// place of the norm's source or apart from it.
+func guardNormScale(n []*tensor.Tensor, l *Limits) bool {
+	norm, sc := n[0], n[1]
+	if sc.Src[0] != norm || !Supports(norm, l) || !Supports(sc, l) || !tensor.SameShape(norm, sc) {
+		return false
+	}
+	return !overlaps(sc, norm.Src[0]) || sameLayout(sc, norm.Src[0])
+}
+
+// lowerNormScale lowers the pair as one dispatch that writes only the scale.
+func lowerNormScale(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
+	return normDispatch(nil, n[0], nil, n[1], nil, l), nil
 }

@@ -1,6 +1,7 @@
 // RMS_NORM / NORM / L2_NORM over each row of src0; one workgroup per row. With MUL, the
 // result is multiplied by w (repeated over the rows, like a binary MUL) before it is
-// stored. With ADD, the normalised row is the sum src0 + src1 (src1 repeated over the rows,
+// stored; with SCALE, then scaled by p.Sc.x and offset by p.Sc.y (a SCALE after the norm).
+// With ADD, the normalised row is the sum src0 + src1 (src1 repeated over the rows,
 // like a binary ADD), which is stored to added too. Element j of every operand is read and
 // written by one invocation only, its reads before its writes, so dst may alias src0 and
 // added the sources (or dst added) at the same layout; w must not overlap added, which is
@@ -124,9 +125,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #for K {{E}}
   {
 #if MUL
-    let y = x[{{K}}] * scale * w[{{K}}];
+    var y = x[{{K}}] * scale * w[{{K}}];
 #else
-    let y = x[{{K}}] * scale;
+    var y = x[{{K}}] * scale;
+#endif
+#if SCALE
+    y = y * p.Sc.x + p.Sc.y;
 #endif
     if (lid + {{K}}u * {{WG}}u < p.Ne.x) {
       dst_set(d + (lid + {{K}}u * {{WG}}u) * p.D.x, y);
@@ -155,10 +159,14 @@ fn row_get(a: u32, j: u32) -> f32 {
 
 fn store(d: u32, j: u32, wrow: u32, y: f32) {
 #if MUL
-  dst_set(d + j * p.D.x, y * w_get(wrow + (j % p.We.x) * p.W.x));
+  var v = y * w_get(wrow + (j % p.We.x) * p.W.x);
 #else
-  dst_set(d + j * p.D.x, y);
+  var v = y;
 #endif
+#if SCALE
+  v = v * p.Sc.x + p.Sc.y;
+#endif
+  dst_set(d + j * p.D.x, v);
 }
 
 @compute @workgroup_size({{WG}})
