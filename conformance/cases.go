@@ -57,6 +57,7 @@ func Cases() []*Case {
 	cs = append(cs, normQKVCases()...)
 	cs = append(cs, faOutCases()...)
 	cs = append(cs, normQKVRopeCases()...)
+	cs = append(cs, multiRopeCases()...)
 	cs = append(cs, ssmCases()...)
 	cs = append(cs, encoderCases()...)
 	cs = append(cs, elemChainCases()...)

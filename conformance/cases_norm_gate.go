@@ -162,12 +162,22 @@ func normQKVCases() []*Case {
 // normQKVRopeCase builds the graph for heads of hd elements, nh query heads over nkv KV
 // heads, k-element rows, weights of type ta, caches of type cache and rotation p.
 func normQKVRopeCase(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p ropeParams) *Case {
+	return qkvRopeCase(ta, hd, nh, nkv, k, cache, p, false)
+}
+
+// qkvRopeCase is normQKVRopeCase, or with noAdd a model's first layer: the norm of the
+// embeddings, no residual ADD before it.
+func qkvRopeCase(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p ropeParams, noAdd bool) *Case {
 	ff := 0
 	if p.ff {
 		ff = 1
 	}
-	return &Case{Name: fmt.Sprintf("GRAPH(add+rms_norm*w+qkv+rope+kv,type=%s,hd=%d,nh=%d,nh_kv=%d,k=%d,cache=%s,fb=%g,fs=%g,ef=%g,af=%g,ff=%d)",
-		ta, hd, nh, nkv, k, cache, p.fb, p.fs, p.ef, p.af, ff),
+	name := "add+rms_norm*w"
+	if noAdd {
+		name = "rms_norm*w"
+	}
+	return &Case{Name: fmt.Sprintf("GRAPH(%s+qkv+rope+kv,type=%s,hd=%d,nh=%d,nh_kv=%d,k=%d,cache=%s,fb=%g,fs=%g,ef=%g,af=%g,ff=%d)",
+		name, ta, hd, nh, nkv, k, cache, p.fb, p.fs, p.ef, p.af, ff),
 		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
 		Build: func(b *Builder) ggml.Tensor {
 			l, ctx := b.L, b.Ctx
@@ -177,6 +187,9 @@ func normQKVRopeCase(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p 
 			b.Init(w, Uniform(0.5, 1.5))
 			wq, wv, wk := b.New("attn_q", ta, k, hd*nh), b.New("attn_v", ta, k, hd*nkv), b.New("attn_k", ta, k, hd*nkv)
 			sum := l.Add(ctx, attn, inp)
+			if noAdd {
+				sum = inp
+			}
 			x := l.Mul(ctx, l.RMSNorm(ctx, sum, 1e-5), w)
 			q := l.Reshape4D(ctx, l.MulMat(ctx, wq, x), hd, nh, 1, 1)
 			b.Expand(q)
@@ -205,6 +218,9 @@ func normQKVRopeCase(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p 
 			b.Init(vIdx, DistinctRows(cells, 1))
 			storeV := l.SetRows(ctx, vCache, l.View2D(ctx, v, hd*nkv, 1, v.Nb()[2], 0), vIdx)
 			for _, t := range []ggml.Tensor{sum, x, rq} {
+				if t == inp {
+					continue
+				}
 				l.SetOutput(t)
 				b.Check(t)
 			}
@@ -226,6 +242,25 @@ func normQKVRopeCases() []*Case {
 		normQKVRopeCase(tensor.Q4_K, 128, 8, 2, 4096, f16, ropePlain),
 		normQKVRopeCase(tensor.Q5_K, 64, 8, 2, 512, f32, ropePlain),
 		normQKVRopeCase(tensor.Q4_0, 64, 16, 4, 1024, f16, yarn),
+	}
+}
+
+// multiRopeCases are GRAPH(add+norm+qkv+rope+kv) cases whose products the vectorised
+// mat-vec computes, with the ROPEs and the stores in its dispatch (the fusion row
+// mul_mat+view+mul_mat+view+mul_mat+rope+set_rows, ops/mul_mat_multi_rope.go): F16 at a 1B
+// llama's shapes, with YaRN too, Q8_0 and BF16 at an 8B's heads with an F32 cache, Q6_K
+// (which the integer row leaves out), and a first layer's Q4_0 (no ADD before the norm, so
+// the integer row does not apply).
+func multiRopeCases() []*Case {
+	yarn := ropeAll
+	yarn.ff = false
+	return []*Case{
+		qkvRopeCase(tensor.F16, 64, 32, 8, 2048, f16, ropePlain, false),
+		qkvRopeCase(tensor.F16, 64, 16, 4, 1024, f16, yarn, false),
+		qkvRopeCase(tensor.Q8_0, 128, 8, 2, 4096, f32, ropePlain, false),
+		qkvRopeCase(tensor.BF16, 128, 8, 2, 1024, f16, ropePlain, false),
+		qkvRopeCase(tensor.Q6_K, 64, 16, 4, 1024, f16, ropePlain, false),
+		qkvRopeCase(tensor.Q4_0, 64, 32, 8, 2048, f16, ropePlain, true),
 	}
 }
 

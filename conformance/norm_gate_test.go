@@ -81,6 +81,17 @@ func TestConformanceNormQKVRope(t *testing.T) {
 	runPlaced(t, normQKVRopeCases)
 }
 
+// TestMultiRopePlans plans the GRAPH(qkv+rope+kv) cases of the vectorised products under
+// quickLimits and checks that each takes the fusion row
+// mul_mat+view+mul_mat+view+mul_mat+rope+set_rows: the norm's dispatch and one of the
+// vectorised products rotating and storing (ROPE_KV=1), and no other dispatch.
+func TestMultiRopePlans(t *testing.T) {
+	requirePlans(t, multiRopeCases(), quickLimits, []planKind{
+		{kernel: "norm", need: true},
+		{kernel: "mul_mat_multi", define: "ROPE_KV=1", need: true},
+	}, nil)
+}
+
 // TestNormGateDownPlans plans the GRAPH(add+norm+gate+down) cases as TestNormGatePlans
 // does and checks that each takes the fusion row add+norm+mul+gate+down: the norm's
 // dispatch quantizing its result, the gate form quantizing the down product's column

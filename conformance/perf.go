@@ -241,7 +241,7 @@ func PerfCases() []*PerfCase {
 			}
 		}
 	}
-	for _, ta := range []tensor.Type{tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q8_0, tensor.MXFP4, tensor.IQ4_XS} {
+	for _, ta := range []tensor.Type{tensor.F16, tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q8_0, tensor.MXFP4, tensor.IQ4_XS} {
 		for _, km := range [][2]int64{{2048, 2048}, {2048, 512}, {8192, 2048}, {2048, 8192}, {4096, 4096}, {4096, 1024}} {
 			cs = append(cs, perfMulMatCold(ta, km[0], km[1], 1))
 		}

@@ -104,10 +104,11 @@ func (f *Fusion) Written(n []*tensor.Tensor) []*tensor.Tensor {
 func Fusions() []Fusion { return fusions }
 
 var fusions = []Fusion{
-	addNormQKVRopeRow, // and the ROPEs of Q and K and the K and V stores
-	addNormQKVRow,     // llama's l_out, attn_norm and Q, V, K projections
-	gateTailRow,       // and the down product's column quantized by the gate
-	addNormGateRow,    // llama's ffn_inp, ffn_norm and feed-forward gate
+	addNormQKVRopeRow,  // and the ROPEs of Q and K and the K and V stores
+	mulMatMultiRopeRow, // Q, V and K on the vectorised mat-vec, the ROPEs and the stores
+	addNormQKVRow,      // llama's l_out, attn_norm and Q, V, K projections
+	gateTailRow,        // and the down product's column quantized by the gate
+	addNormGateRow,     // llama's ffn_inp, ffn_norm and feed-forward gate
 	ropeRopeSetRowsRowsRow,
 	ropeSetRowsRowsRow,
 	mulMatViewMulMatViewMulMatRow, // llama's Q, V and K projections

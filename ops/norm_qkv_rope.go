@@ -31,12 +31,57 @@ var addNormQKVRopeRow = Fusion{
 
 // ropeKVParams are the parameters of the MULTI form with ROPE_KV: the MULTI form's, whose
 // Db and Dc describe the K and V caches (strides along and across rows, rows), then
-// ROPE's rotation (rope_math.wgsl) and the head size.
+// ROPE's rotation.
 type ropeKVParams struct {
 	swarMultiParams
+	ropeKVRotation
+}
+
+// ropeKVRotation is ROPE's rotation as rope_math.wgsl reads it and the head size, for the
+// forms whose epilogue rotates Q and K (rope_kv_store.wgsl).
+type ropeKVRotation struct {
 	NDims, NOffs, NRot, Partner                            uint32
 	ThetaScale, FreqScale, ExtFactor, MScale, Corr0, Corr1 float32
 	HeadD                                                  uint32
+}
+
+// ropeKVSetup returns the rotation of ROPE K (rk) and ROPE's defines for it.
+func ropeKVSetup(rk *tensor.Tensor) (ropeKVRotation, map[string]string) {
+	rp, rdefs, _, _ := ropeSetup(rk)
+	return ropeKVRotation{NDims: rp.NDims, NOffs: rp.NOffs, NRot: rp.NRot, Partner: rp.Partner,
+		ThetaScale: rp.ThetaScale, FreqScale: rp.FreqScale, ExtFactor: rp.ExtFactor, MScale: rp.MScale,
+		Corr0: rp.Corr0, Corr1: rp.Corr1, HeadD: uint32(rk.Ne[0])}, rdefs
+}
+
+// ropeKVDefines adds to defs those of the ROPE_KV forms: ROPE's for NORMAL mode, and which
+// product is Q, K and V.
+func ropeKVDefines(defs, rdefs map[string]string, roles [3]int) {
+	maps.Copy(defs, rdefs)
+	defs["ROPE_KV"] = "1"
+	defs["ROLE_Q"], defs["ROLE_K"], defs["ROLE_V"] = fmt.Sprint(roles[0]), fmt.Sprint(roles[1]), fmt.Sprint(roles[2])
+}
+
+// cacheStrides returns a KV store's cache as the ROPE_KV forms read it: its strides along
+// and across rows, and its rows.
+func cacheStrides(set *tensor.Tensor) [4]uint32 {
+	d := strides(set)
+	return [4]uint32{d[0], d[1], uint32(set.Ne[1]), 0}
+}
+
+// ropeKVGuard checks what both ROPE_KV forms need of ROPE K (rk) and the products mms:
+// NORMAL mode over whole heads (every pair rotated) whose size divides each product's
+// rows, no frequency factors, and one column.
+func ropeKVGuard(rk *tensor.Tensor, mms []*tensor.Tensor) bool {
+	head := rk.Ne[0]
+	if rk.Params[2] != tensor.RopeNormal || int64(rk.Params[1]) != head || rk.Params[15] != 0 || head%2 != 0 || rk.Src[2] != nil {
+		return false
+	}
+	for _, mm := range mms {
+		if mm.Ne[0]%head != 0 || mm.Ne[1] != 1 || mm.Ne[2] != 1 || mm.Ne[3] != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // normQKVRopeNodes returns llama's attention input of one token with its KV store, as the
@@ -88,8 +133,14 @@ func ropeKVFormat(ty tensor.Type) bool {
 // Q (what ROPE Q rotates), K (ROPE K) and V (what V's SET_ROWS stores), ok false unless
 // they are the three products, each once.
 func ropeKVRoles(n []*tensor.Tensor) (roles [3]int, ok bool) {
-	mms := multiProducts(n[3:8])
-	for r, t := range []*tensor.Tensor{n[9].Src[0], n[10].Src[0], n[14].Src[0]} {
+	return productRoles(multiProducts(n[3:8]), n[9], n[10], n[14])
+}
+
+// productRoles returns the indices among the products mms of Q (what ROPE Q, rq,
+// rotates), K (what ROPE K, rk, rotates) and V (what V's SET_ROWS, vset, stores), ok false
+// unless they are the three products, each once.
+func productRoles(mms []*tensor.Tensor, rq, rk, vset *tensor.Tensor) (roles [3]int, ok bool) {
+	for r, t := range []*tensor.Tensor{rq.Src[0], rk.Src[0], vset.Src[0]} {
 		b := viewBase(t)
 		roles[r] = -1
 		for i, mm := range mms {
@@ -121,22 +172,15 @@ func guardAddNormQKVRope(n []*tensor.Tensor, l *Limits) bool {
 	if _, ok := ropeKVRoles(n); !ok {
 		return false
 	}
-	rk := n[10]
-	head := rk.Ne[0]
-	if rk.Params[2] != tensor.RopeNormal || int64(rk.Params[1]) != head || rk.Params[15] != 0 || head%2 != 0 {
+	if !ropeKVGuard(n[10], mms) {
 		return false
-	}
-	for _, mm := range mms {
-		if mm.Ne[0]%head != 0 {
-			return false
-		}
 	}
 	if rows, _ := swarFit(swarXQRows, swarXQWG, 1, 1, l); rows != 2 {
 		return false
 	}
 	// three weights, the column, Q, positions, two indices, two caches: ten bindings, as
 	// many as a dispatch may have (exec.MaxBindings), so no room for frequency factors
-	return rk.Src[2] == nil && (l.MaxStorageBuffers == 0 || ropeKVBindings <= l.MaxStorageBuffers)
+	return l.MaxStorageBuffers == 0 || ropeKVBindings <= l.MaxStorageBuffers
 }
 
 // ropeKVBindings is the storage bindings of the ROPE_KV form's dispatch.
@@ -154,21 +198,21 @@ func lowerAddNormQKVRope(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		return nil, fmt.Errorf("add+norm+mul+qkv+rope+set_rows: %d dispatches before the store, roles %v", len(ds), ok)
 	}
 	multi := ds[1]
-	rq, rk, kset, vset := n[9], n[10], n[12], n[14]
-	rp, rdefs, _, _ := ropeSetup(rk)
-	p := ropeKVParams{swarMultiParams: multi.Params.(swarMultiParams),
-		NDims: rp.NDims, NOffs: rp.NOffs, NRot: rp.NRot, Partner: rp.Partner,
-		ThetaScale: rp.ThetaScale, FreqScale: rp.FreqScale, ExtFactor: rp.ExtFactor, MScale: rp.MScale,
-		Corr0: rp.Corr0, Corr1: rp.Corr1, HeadD: uint32(rk.Ne[0])}
-	kd, vd := strides(kset), strides(vset)
-	p.Db = [4]uint32{kd[0], kd[1], uint32(kset.Ne[1]), 0}
-	p.Dc = [4]uint32{vd[0], vd[1], uint32(vset.Ne[1]), 0}
+	rot, rdefs := ropeKVSetup(n[10])
+	p := ropeKVParams{swarMultiParams: multi.Params.(swarMultiParams), ropeKVRotation: rot}
+	p.Db, p.Dc = cacheStrides(n[12]), cacheStrides(n[14])
 	defs := maps.Clone(multi.Spec.Defines)
-	maps.Copy(defs, rdefs)
-	defs["ROPE_KV"] = "1"
-	defs["ROLE_Q"], defs["ROLE_K"], defs["ROLE_V"] = fmt.Sprint(roles[0]), fmt.Sprint(roles[1]), fmt.Sprint(roles[2])
-	// the weights and the column as MULTI binds them, then Q's result, the rotation's and
-	// the stores' operands, the caches last (V's, the last node's, last of all)
+	ropeKVDefines(defs, rdefs, roles)
+	operands, tensors := ropeKVOperands(multi, n[9], n[10], n[12], n[14])
+	s := spec("mul_mat_vec_q4", multi.Spec.Workgroup, p, defs, operands...)
+	return []Dispatch{ds[0], {Spec: s, Tensors: tensors, Params: p, Grid: multi.Grid}}, nil
+}
+
+// ropeKVOperands returns the operands of a ROPE_KV form of the products' dispatch multi:
+// the weights and the column as multi binds them, then ROPE Q's result (rq), the
+// positions of ROPE K (rk), the stores' indices and the caches last (V's, the last node's,
+// last of all).
+func ropeKVOperands(multi Dispatch, rq, rk, kset, vset *tensor.Tensor) ([]wgslOperand, []*tensor.Tensor) {
 	var operands []wgslOperand
 	var tensors []*tensor.Tensor
 	for i, o := range multi.Spec.Operands {
@@ -180,6 +224,5 @@ func lowerAddNormQKVRope(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	tensors = append(tensors, rq, rk.Src[1])
 	operands = append(operands, in("kidx", kset.Src[1]), in("vidx", vset.Src[1]), out("kdst", kset), out("vdst", vset))
 	tensors = append(tensors, kset.Src[1], vset.Src[1], kset, vset)
-	s := spec("mul_mat_vec_q4", multi.Spec.Workgroup, p, defs, operands...)
-	return []Dispatch{ds[0], {Spec: s, Tensors: tensors, Params: p, Grid: multi.Grid}}, nil
+	return operands, tensors
 }

@@ -9,10 +9,18 @@
 // adjacent invocations adjacent chunks, quantized weights unit by unit with UNITSP (the
 // blocks of a unit unrolled, pairs of eighths that read the same words with PAIRP), src1
 // eight at a time with VEC1 (else element by element, with its strides).
+// With ROPE_KV (three products of one column, two rows a workgroup) the results are not
+// stored as such: llama's Q and K are rotated and Q stored into ROPE Q's result, K and V
+// into their caches (rope_kv_store.wgsl; the fusion row
+// mul_mat+view+mul_mat+view+mul_mat+rope+set_rows, ops/mul_mat_multi_rope.go).
 const ROWS = {{ROWS}}u;
 const NCOLS = {{NCOLS}}u;
 const OUTS = {{ROWS}}u * {{NCOLS}}u; // results per workgroup
 #include mul_mat_vec_sum
+#if ROPE_KV
+#include rope_math
+#include rope_kv_store
+#endif
 
 // Elements c..c+7 of the NCOLS columns of src1 from base v.
 fn src1_cols8(x: ptr<function, array<mat2x4<f32>, {{NCOLS}}>>, v: u32, c: u32) {
@@ -119,6 +127,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (prod == {{P}}u) { product{{P}}(&acc, i0, v, lid); }
 #endfor
   sum_partials(lid, &acc);
+#if ROPE_KV
+  if (lid == 0u && i0 < m) { rope_kv_store(prod, i0, vec2<f32>(red[0], red[{{WG}}u])); } // rows i0, i0 + 1
+#else
   if (lid < OUTS) {
     let i = i0 + lid / NCOLS;
     let j = lid % NCOLS;
@@ -129,4 +140,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endfor
     }
   }
+#endif
 }

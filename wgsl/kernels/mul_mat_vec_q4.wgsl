@@ -41,11 +41,7 @@
 // the matrix's accessors are chosen when the kernel is compiled.
 // With ROPE_KV (MULTI of three products, two rows a workgroup) the products are llama's
 // Q, K and V projections (products ROLE_Q, ROLE_K and ROLE_V) stored as the KV store after
-// them would (the fusion row add+norm+mul+qkv+rope+set_rows): a workgroup's rows i0 and
-// i0 + 1 are a pair of Q or K, rotated as ROPE's NORMAL mode rotates it (rope_math.wgsl:
-// pair slot (i0 mod p.HeadD) / 2 of token 0) and stored into dst (ROPE Q's result) or
-// into row kidx[0] of the K cache kdst (strides p.Db.xy, p.Db.z rows), or two elements of
-// V stored into row vidx[0] of the V cache vdst (p.Dc likewise).
+// them would (the fusion row add+norm+mul+qkv+rope+set_rows; rope_kv_store.wgsl).
 // With Q6K the weights are Q6_K's (wgsl/q6k.go): a group is the 64 elements of runs p and
 // p + 2 (HALF = 64 apart) of one half h of a block (its group index 2 h + p), whose 6-bit
 // weights are the low and high nibbles of 8 ql words with bits 2p.. and 2p + 4.. of 8 qh
@@ -100,6 +96,7 @@ fn mstride(m: u32) -> u32 {
 #include mul_mat_vec_swar
 #if ROPE_KV
 #include rope_math
+#include rope_kv_store
 #endif
 
 #if BYTES
@@ -647,28 +644,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
   sum_partials(lid, &acc);
 #if ROPE_KV
-  if (lid == 0u && i0 < m) {
-    let y = vec2<f32>(red[0], red[{{WG}}u]); // rows i0 and i0 + 1
-    if (prod == {{ROLE_V}}u) {
-      let row = u32(vidx_geti(0u));
-      if (row < p.Dc.z) {
-        vdst_set(i0 * p.Dc.x + row * p.Dc.y, y.x);
-        vdst_set((i0 + 1u) * p.Dc.x + row * p.Dc.y, y.y);
-      }
-    } else {
-      let r = rope_rotate(RopeSlot(vec2<u32>(0u), vec2<u32>(0u), (i0 % p.HeadD) / 2u, 0u), y);
-      if (prod == {{ROLE_Q}}u) {
-        dst_set(i0, r.x);
-        dst_set(i0 + 1u, r.y);
-      } else {
-        let row = u32(kidx_geti(0u));
-        if (row < p.Db.z) {
-          kdst_set(i0 * p.Db.x + row * p.Db.y, r.x);
-          kdst_set((i0 + 1u) * p.Db.x + row * p.Db.y, r.y);
-        }
-      }
-    }
-  }
+  if (lid == 0u && i0 < m) { rope_kv_store(prod, i0, vec2<f32>(red[0], red[{{WG}}u])); } // rows i0, i0 + 1
 #else
   // sum o = r NCOLS + c is row i0 + r, column c
   if (lid < ROWS * NCOLS && i0 + lid / NCOLS < m) {
