@@ -40,7 +40,8 @@ type multiRopeKVParams struct {
 // admits the first five (three products), the sixth is a view, rope+rope+set_rows+set_rows
 // admits the last six, the ropes rotate the Q and K products and V's store stores the V
 // product, the ropes are NORMAL over whole heads of the products' rows without frequency
-// factors (ropeKVGuard), one column, and the ten bindings fit the device.
+// factors (ropeKVGuard), one column, the results it stores overlap neither the column nor
+// the weights, and the ten bindings fit the device.
 func guardMatMultiRope(n []*tensor.Tensor, l *Limits) bool {
 	if l.RopeKVOff || !guardMatVecMulti(n[:5], l) || !guardRopeRopeSetRowsRows(n[6:], l) {
 		return false
@@ -51,6 +52,20 @@ func guardMatMultiRope(n []*tensor.Tensor, l *Limits) bool {
 	}
 	if _, ok := productRoles(mms, n[6], n[7], n[11]); !ok {
 		return false
+	}
+	// Every workgroup reads all of the column while others store ROPE Q's result and the
+	// caches: none may overlap it or any weights (ggml-alloc places ROPE Q's result over
+	// the column where the column is dead before it, as after the sinking of ROPE Q).
+	x := mms[0].Src[1]
+	for _, o := range []*tensor.Tensor{n[6], n[9], n[11]} {
+		if overlaps(o, x) {
+			return false
+		}
+		for _, mm := range mms {
+			if overlaps(o, mm.Src[0]) {
+				return false
+			}
+		}
 	}
 	return l.MaxStorageBuffers == 0 || ropeKVBindings <= l.MaxStorageBuffers
 }
