@@ -162,12 +162,20 @@ func normQKVCases() []*Case {
 // normQKVRopeCase builds the graph for heads of hd elements, nh query heads over nkv KV
 // heads, k-element rows, weights of type ta, caches of type cache and rotation p.
 func normQKVRopeCase(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p ropeParams) *Case {
-	return qkvRopeCase(ta, hd, nh, nkv, k, cache, p, false)
+	return qkvRopeCaseOrder(ta, hd, nh, nkv, k, cache, p, false, false)
 }
 
-// qkvRopeCase is normQKVRopeCase, or with noAdd a model's first layer: the norm of the
+// qkvRopeCase is normQKVRopeCase in llama's own order (ROPE Q right after Q's RESHAPE,
+// as the vectorised row takes it; normQKVRopeCase's is the order after graph_optimize
+// sinks ROPE Q for the integer row), with noAdd a model's first layer: the norm of the
 // embeddings, no residual ADD before it.
 func qkvRopeCase(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p ropeParams, noAdd bool) *Case {
+	return qkvRopeCaseOrder(ta, hd, nh, nkv, k, cache, p, noAdd, true)
+}
+
+// qkvRopeCaseOrder builds the cases of normQKVRopeCase and qkvRopeCase; natural puts ROPE
+// Q right after Q's RESHAPE.
+func qkvRopeCaseOrder(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p ropeParams, noAdd, natural bool) *Case {
 	ff := 0
 	if p.ff {
 		ff = 1
@@ -176,8 +184,12 @@ func qkvRopeCase(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p rope
 	if noAdd {
 		name = "rms_norm*w"
 	}
-	return &Case{Name: fmt.Sprintf("GRAPH(%s+qkv+rope+kv,type=%s,hd=%d,nh=%d,nh_kv=%d,k=%d,cache=%s,fb=%g,fs=%g,ef=%g,af=%g,ff=%d)",
-		name, ta, hd, nh, nkv, k, cache, p.fb, p.fs, p.ef, p.af, ff),
+	order := ""
+	if natural {
+		order = ",llama_order"
+	}
+	return &Case{Name: fmt.Sprintf("GRAPH(%s+qkv+rope+kv,type=%s,hd=%d,nh=%d,nh_kv=%d,k=%d,cache=%s,fb=%g,fs=%g,ef=%g,af=%g,ff=%d%s)",
+		name, ta, hd, nh, nkv, k, cache, p.fb, p.fs, p.ef, p.af, ff, order),
 		Op: "GRAPH", Types: ta.String(), MaxNMSE: MulMatMaxNMSE,
 		Build: func(b *Builder) ggml.Tensor {
 			l, ctx := b.L, b.Ctx
@@ -191,12 +203,6 @@ func qkvRopeCase(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p rope
 				sum = inp
 			}
 			x := l.Mul(ctx, l.RMSNorm(ctx, sum, 1e-5), w)
-			q := l.Reshape4D(ctx, l.MulMat(ctx, wq, x), hd, nh, 1, 1)
-			b.Expand(q)
-			v := l.Reshape4D(ctx, l.MulMat(ctx, wv, x), hd, nkv, 1, 1)
-			b.Expand(v)
-			kc := l.Reshape4D(ctx, l.MulMat(ctx, wk, x), hd, nkv, 1, 1)
-			b.Expand(kc)
 			args := ropeExtArgs(int(hd), tensor.RopeNormal, p)
 			var freq ggml.Tensor
 			if p.ff {
@@ -204,8 +210,21 @@ func qkvRopeCase(ta tensor.Type, hd, nh, nkv, k int64, cache tensor.Type, p rope
 				b.Init(freq, Uniform(0.9, 1.1))
 			}
 			pos := b.Index("pos", 1000, 1)
-			rq := l.RopeExt(ctx, q, pos, freq, args)
-			b.Expand(rq)
+			q := l.Reshape4D(ctx, l.MulMat(ctx, wq, x), hd, nh, 1, 1)
+			b.Expand(q)
+			var rq ggml.Tensor
+			if natural {
+				rq = l.RopeExt(ctx, q, pos, freq, args)
+				b.Expand(rq)
+			}
+			v := l.Reshape4D(ctx, l.MulMat(ctx, wv, x), hd, nkv, 1, 1)
+			b.Expand(v)
+			kc := l.Reshape4D(ctx, l.MulMat(ctx, wk, x), hd, nkv, 1, 1)
+			b.Expand(kc)
+			if !natural {
+				rq = l.RopeExt(ctx, q, pos, freq, args)
+				b.Expand(rq)
+			}
 			rk := l.RopeExt(ctx, kc, pos, freq, args)
 			b.Expand(rk)
 			kCache := b.New("cache_k", cache, hd*nkv, cells)
@@ -248,9 +267,9 @@ func normQKVRopeCases() []*Case {
 // multiRopeCases are GRAPH(add+norm+qkv+rope+kv) cases whose products the vectorised
 // mat-vec computes, with the ROPEs and the stores in its dispatch (the fusion row
 // mul_mat+view+mul_mat+view+mul_mat+rope+set_rows, ops/mul_mat_multi_rope.go): F16 at a 1B
-// llama's shapes, with YaRN too, Q8_0 and BF16 at an 8B's heads with an F32 cache, Q6_K
-// (which the integer row leaves out), and a first layer's Q4_0 (no ADD before the norm, so
-// the integer row does not apply).
+// llama's shapes, with YaRN too and as a first layer (no ADD before the norm), Q8_0 and
+// BF16 at an 8B's heads with an F32 cache, and Q6_K (which the integer row leaves out), in
+// llama's order (ROPE Q right after Q's RESHAPE).
 func multiRopeCases() []*Case {
 	yarn := ropeAll
 	yarn.ff = false
@@ -260,7 +279,7 @@ func multiRopeCases() []*Case {
 		qkvRopeCase(tensor.Q8_0, 128, 8, 2, 4096, f32, ropePlain, false),
 		qkvRopeCase(tensor.BF16, 128, 8, 2, 1024, f16, ropePlain, false),
 		qkvRopeCase(tensor.Q6_K, 64, 16, 4, 1024, f16, ropePlain, false),
-		qkvRopeCase(tensor.Q4_0, 64, 32, 8, 2048, f16, ropePlain, true),
+		qkvRopeCase(tensor.F16, 64, 32, 8, 2048, f16, ropePlain, true),
 	}
 }
 

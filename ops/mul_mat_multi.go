@@ -112,6 +112,33 @@ func multiProducts(n []*tensor.Tensor) []*tensor.Tensor {
 // stores its rows of that product's result, in any order with the other workgroups; so no
 // result may overlap src1, any weights or another result.
 func guardMatVecMulti(n []*tensor.Tensor, l *Limits) bool {
+	if !multiProductsFit(n, l) {
+		return false
+	}
+	mms := multiProducts(n)
+	x := mms[0].Src[1]
+	for i, m := range mms {
+		if overlaps(m, x) {
+			return false
+		}
+		for _, o := range mms {
+			if overlaps(m, o.Src[0]) {
+				return false
+			}
+		}
+		for _, o := range mms[i+1:] {
+			if overlaps(m, o) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// multiProductsFit is guardMatVecMulti without its aliasing rules: the products of n
+// multiply one src1 by distinct 2-D weights the vectorised kernel reads, and none reads
+// an earlier one's result (for a form that stores other results than the products').
+func multiProductsFit(n []*tensor.Tensor, l *Limits) bool {
 	mms := multiProducts(n)
 	if l.MatMultiOff || len(mms) < 2 || len(mms) > matMultiMax || mms[0].Src[1] == nil {
 		return false
@@ -130,21 +157,6 @@ func guardMatVecMulti(n []*tensor.Tensor, l *Limits) bool {
 		}
 		for _, prev := range mms[:i] {
 			if w.IsViewOf(prev) || x.IsViewOf(prev) || w == prev.Src[0] || overlaps(w, prev.Src[0]) {
-				return false
-			}
-		}
-	}
-	for i, m := range mms {
-		if overlaps(m, x) {
-			return false
-		}
-		for _, o := range mms {
-			if overlaps(m, o.Src[0]) {
-				return false
-			}
-		}
-		for _, o := range mms[i+1:] {
-			if overlaps(m, o) {
 				return false
 			}
 		}

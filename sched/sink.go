@@ -11,7 +11,7 @@ import (
 // ropes and the stores in one dispatch once ROPE Q stands right before ROPE K.
 //
 // The rule: a node that needs work and starts a fusion row marked Sink (ops.Fusion.Sink),
-// and that no row takes where it stands, moves down past the next nodes (at most
+// and that no row takes where it stands (starting with it, or with a node before it), moves down past the next nodes (at most
 // sinkLookAhead of them) to just before a node where the row then applies (fusable and
 // ops.Fusion.Applies on the reordered graph). Moving node m past node b keeps the graph's
 // meaning when (passes):
@@ -64,7 +64,7 @@ func sink(nodes []*tensor.Tensor, l *ops.Limits, share func(a, b *tensor.Tensor)
 	}
 	for i := 0; i < len(nodes); i++ {
 		m := nodes[i]
-		if Skip(m) || moved[m] || !sinkable(m, fusions) || fusesAt(nodes, i, l, readersOf) {
+		if Skip(m) || moved[m] || !sinkable(m, fusions) || fusesAt(nodes, i, l, readersOf) || coveredAt(nodes, i, l, readersOf) {
 			continue
 		}
 		for t := i + 1; t < len(nodes) && t <= i+sinkLookAhead; t++ {
@@ -120,6 +120,25 @@ func fusesAt(nodes []*tensor.Tensor, i int, l *ops.Limits, readers func() reads)
 		}
 		if fusable(f, nodes[i:i+len(f.Ops)], i, readers()) {
 			return true
+		}
+	}
+	return false
+}
+
+// coveredAt reports whether a row applies at a position before i whose match takes the
+// node at i where it stands (ops/mul_mat_multi_rope.go: Q, V and K with ROPE Q between
+// them), readers as for fusesAt.
+func coveredAt(nodes []*tensor.Tensor, i int, l *ops.Limits, readers func() reads) bool {
+	fusions := ops.Fusions()
+	for r := range fusions {
+		f := &fusions[r]
+		for j := max(0, i-len(f.Ops)+1); j < i; j++ {
+			if j+len(f.Ops) > len(nodes) || !f.Applies(nodes[j:j+len(f.Ops)], l) {
+				continue
+			}
+			if fusable(f, nodes[j:j+len(f.Ops)], j, readers()) {
+				return true
+			}
 		}
 	}
 	return false

@@ -91,6 +91,7 @@ func teacherCases() []teacherCase {
 		{typ: "f16", head: 64, fa: "off", kv: "f16"},
 		{typ: "q8_0", head: 128, fa: "on", kv: "q8_0"},
 		{typ: "q4_0", head: 64, fa: "on", kv: "f16"},
+		{typ: "f16", head: 128, fa: "on", kv: "f16"},
 		{typ: "q4_k_m", head: 128, fa: "off", kv: "q8_0"},
 		{typ: "iq4_xs", head: 64, fa: "on", kv: "q8_0"},
 		{typ: "f16", head: 128, fa: "on", kv: "q8_0", shift: 32},
@@ -128,6 +129,7 @@ func TestTeacherForcedSpecialized(t *testing.T) {
 		{typ: "f16", head: 128, fa: "on", kv: "q8_0", shift: 32},
 		{typ: "q8_0", head: 64, fa: "on", kv: "f16", seqs: 3},
 		{typ: "q4_k_m", head: 64, fa: "on", kv: "f16", seqs: 4, swar: true},
+		{typ: "f16", head: 64, fa: "on", kv: "f16"},
 	}
 	teacherRun(t, cases, func(t *testing.T, c teacherCase, r teacherResult) {
 		m := regexp.MustCompile(`WGPU0 profile: .*pipelines \d+ \((\d+) specialized\)`).FindStringSubmatch(r.log)
@@ -139,6 +141,12 @@ func TestTeacherForcedSpecialized(t *testing.T) {
 			// llama keeps each sequence's cells in a stream of its own and stores into a
 			// reshape of the cache: the ropes and both stores in one dispatch all the same
 			require.Contains(t, r.log, "rope+rope+set_rows+set_rows (streams)", "the fusion row of several streams")
+		}
+		if c.typ == "f16" && c.fa == "on" && c.kv == "f16" && c.seqs <= 1 {
+			// one token's Q, V and K on the vectorised mat-vec with the ROPEs and the
+			// stores in its dispatch, ROPE Q left in llama's order
+			require.Regexp(t, `mul_mat\+view\+rope\+mul_mat\+view\+mul_mat\+view\+rope\+set_rows \d`, r.log,
+				"the fusion row of the vectorised products with the ROPEs and the stores")
 		}
 		if c.swar && c.seqs > 1 {
 			// Q, K and V of several tokens on the integer mat-vec's columns quantized by the
