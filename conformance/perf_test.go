@@ -86,15 +86,15 @@ func TestPerfCases(t *testing.T) {
 	// 8 F16 shapes at n = 1 and 512; 2 shapes x n = 2, 4, 8 in F16; 2 shapes x 5 n in 7
 	// formats; 2 output heads at n = 1 in 8 and at n = 8 in 3; 3 more decode shapes in 2; a prompt product
 	// over normal weights, twice; cold weights: 2 shapes x n = 1, 2, 4, 8 in 8 formats and
-	// 6 more decode shapes in 7, 4 shapes x n = 2, 4, 8 in 3, one in the 3 other formats with
+	// 6 more decode shapes in 8, 4 shapes x n = 2, 4, 8 in 3, one in the 3 other formats with
 	// single-bit fields and n = 1, 2, 4 in Q5_0 and Q5_1, and one in the 6 other formats
 	// with lookup tables. 6 square
 	// mat-vec chains. 3 short-prompt sizes in 3 formats. MUL_MAT_ID (the filter matches it
 	// too): 8 token counts in 2 formats, a down product, 2 counts in 2 formats routed within
 	// a pool of experts, a decoding token's gate and down products in 2 formats.
-	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+70+16+6+6+2+64+42+36+3+6+6+6+9+25)
+	require.Len(t, FilterPerf(cs, "MUL_MAT"), 16+6+70+16+6+6+2+64+48+36+3+6+6+6+9+25)
 	require.Len(t, FilterPerf(cs, "n=512,k=4096"), 2+7)
-	require.Len(t, FilterPerf(cs, "weights=cold"), 64+42+36+3+6+15+6+6)
+	require.Len(t, FilterPerf(cs, "weights=cold"), 64+48+36+3+6+15+6+6)
 	require.Len(t, FilterPerf(cs, "type_a=q5_K"), 10+2+8+6)
 	require.Len(t, FilterPerf(cs, "type_a=q4_K"), 15+8+6+12+5+2+3+11+2+2)
 	require.Len(t, FilterPerf(cs, "type_a=q4_K|type_a=q4_0"), 30+28+7+24+4+6+11+2+2+4, "alternatives")
