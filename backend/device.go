@@ -102,9 +102,6 @@ const (
 	// EnvGateTail=0 leaves the down product to quantize its own column
 	// (ops.Limits.GateTailOff), for comparisons.
 	EnvGateTail = "GGML_WGPU_GATE_TAIL"
-	// EnvFATail, "0", leaves split flash attention's splits to a combining dispatch of
-	// their own (ops.Limits.FATailOff), for comparisons.
-	EnvFATail = "GGML_WGPU_FA_TAIL"
 	// EnvGateTailGroups and EnvGateTailRows replace the most workgroups and the fewest
 	// rows a workgroup of the gate forms that quantize the down product's column
 	// (ops.Limits.GateTailGroups, GateTailRows). Temporary: for comparisons.
@@ -436,7 +433,6 @@ func (d *Device) readLimits(g *gpu.Device) ops.Limits {
 		Q6KWG:             envInt(EnvQ6KWG),
 		BigGroups:         envInt(EnvBigGroups),
 		GateTailOff:       os.Getenv(EnvGateTail) == "0",
-		FATailOff:         os.Getenv(EnvFATail) == "0",
 		GateTailGroups:    envInt(EnvGateTailGroups),
 		GateTailRows:      envInt(EnvGateTailRows),
 		QKVCols:           envInt(EnvQKVCols),

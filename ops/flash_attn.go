@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
-	"github.com/ggml-wgpu/ggml-wgpu/wgsl"
 )
 
 // FLASH_ATTN_EXT: dst[:, h, i, s] = softmax_j(score(i, j)) . V[:, j, h / r, s] with
@@ -218,13 +217,6 @@ func faRows(d, dv int64, want uint32, l *Limits) int {
 }
 
 func lowerFlashAttn(t *tensor.Tensor, l *Limits) ([]Dispatch, error) {
-	return lowerFlashAttnSplit(t, !l.FATailOff, l)
-}
-
-// lowerFlashAttnSplit lowers FLASH_ATTN_EXT; a split decode combines its splits in the
-// last workgroup of each row group (TAIL) where tail and faTailFits allow, else in a
-// reduction dispatch of its own (the form the row flash_attn+view+mul_mat builds on).
-func lowerFlashAttnSplit(t *tensor.Tensor, tail bool, l *Limits) ([]Dispatch, error) {
 	q, k, v, m, s := t.Src[0], t.Src[1], t.Src[2], t.Src[3], t.Src[4]
 	p := flashAttnParams{
 		Q: strides(q), K: strides(k), V: strides(v), Me: [4]uint32{1, 1, 1, 1},
@@ -322,38 +314,11 @@ func lowerFlashAttnSplit(t *tensor.Tensor, tail bool, l *Limits) ([]Dispatch, er
 	// scratch memory, and the reduction combines them (and the sinks) into dst.
 	part := scratch(dstRows * uint64(p.Splits) * uint64(p.Dv+2))
 	defs["SPLIT"] = "1"
-	ops, tensors = append(ops, out("part", part)), append(tensors, part)
-	if tail && faTailFits(groups, len(ops), s != nil, l) {
-		defs["TAIL"] = "1"
-		if s != nil {
-			defs["SINKS"] = "1"
-			ops, tensors = append(ops, in("sinks", s)), append(tensors, s)
-		}
-		sp := spec("flash_attn", faWG, p, defs, append(ops, out("dst", t))...)
-		sp.Counters = true
-		return []Dispatch{{Spec: sp, Tensors: append(tensors, t), Params: p, Grid: grid}}, nil
-	}
-	sp := spec("flash_attn", faWG, p, defs, ops...)
+	sp := spec("flash_attn", faWG, p, defs, append(ops, out("part", part))...)
 	return []Dispatch{
-		{Spec: sp, Tensors: tensors, Params: p, Grid: grid},
+		{Spec: sp, Tensors: append(tensors, part), Params: p, Grid: grid},
 		faReduce(t, p, part, nil, l),
 	}, nil
-}
-
-// faTailFits reports whether a split decode of groups row groups, whose kernel binds
-// operands storage buffers up to its partial results, may combine its splits in its
-// own last workgroups: a counter a row group, and the sinks, dst and the counters within
-// the device's bindings (8 where it does not say).
-func faTailFits(groups uint64, operands int, sinks bool, l *Limits) bool {
-	most := l.MaxStorageBuffers
-	if most <= 0 {
-		most = 8
-	}
-	n := operands + 2 // dst and the counters
-	if sinks {
-		n++
-	}
-	return groups <= wgsl.CounterSlots && n <= most
 }
 
 // faOperands returns the operands and tensors both attention kernels read first: Q, K

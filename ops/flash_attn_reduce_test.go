@@ -37,21 +37,10 @@ func TestFlashAttnReduceGroup(t *testing.T) {
 }
 
 // TestFlashAttnReduceCompile compiles the split reduction in both forms, with and without
-// sinks, and checks the form each decode takes (the reduction's own dispatch:
-// FATailOff); then the attention that combines its splits itself (TAIL), with and
-// without sinks.
+// sinks, and checks the form each decode takes.
 func TestFlashAttnReduceCompile(t *testing.T) {
 	cache := newCompiler(t)
-	tail := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768, MaxGroupSize: 256}
-	for _, sinks := range []bool{false, true} {
-		ds, err := Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, sinks, 0, 0), tail)
-		require.NoError(t, err)
-		require.Len(t, ds, 1)
-		require.Equal(t, "1", ds[0].Spec.Defines["TAIL"])
-		_, err = cache.Pipeline(ds[0].Spec)
-		require.NoError(t, err, "TAIL, sinks %v", sinks)
-	}
-	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768, MaxGroupSize: 256, FATailOff: true}
+	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768, MaxGroupSize: 256}
 	for _, c := range []struct {
 		d, dv, nkv int64
 		reg        string
@@ -72,7 +61,7 @@ func TestFlashAttnReduceCompile(t *testing.T) {
 		}
 	}
 	// The forms of the conformance cases (faReduceCases) at a limit of 1024 invocations.
-	big := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768, MaxGroupSize: 1024, FATailOff: true}
+	big := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768, MaxGroupSize: 1024}
 	for _, c := range []struct {
 		d, dv, nq, nh, nhkv, nkv int64
 		splits                   uint32

@@ -47,29 +47,8 @@ func TestFlashAttnSupports(t *testing.T) {
 // TestFlashAttnPaths checks the choice of path: split KV (two dispatches through scratch
 // memory) for few queries, one dispatch for prompts.
 func TestFlashAttnPaths(t *testing.T) {
-	// the splits combined in the last workgroup of each row group: one dispatch binding
-	// the counters, which writes dst; with sinks, them too
-	tail := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768, MaxStorageBuffers: 8}
-	for _, sinks := range []bool{false, true} {
-		n := flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, sinks, 0, 0)
-		ds, err := Lower(n, tail)
-		require.NoError(t, err)
-		require.Len(t, ds, 1)
-		require.Equal(t, "1", ds[0].Spec.Defines["TAIL"])
-		require.Equal(t, flag(sinks), ds[0].Spec.Defines["SINKS"])
-		require.True(t, ds[0].Spec.Counters)
-		require.Same(t, n, ds[0].Tensors[len(ds[0].Tensors)-1])
-		require.Greater(t, ds[0].Params.(flashAttnParams).Splits, uint32(1))
-	}
-	// without room for the counters' binding, a reduction dispatch of its own
-	few := *tail
-	few.MaxStorageBuffers = 6
-	ds, err := Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), &few)
-	require.NoError(t, err)
-	require.Len(t, ds, 2)
-
-	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768, FATailOff: true}
-	ds, err = Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), l)
+	l := &Limits{MaxBinding: 1 << 27, MaxGroupsPerDim: 65535, MaxWorkgroupStorage: 32768}
+	ds, err := Lower(flashAttnNode(128, 128, 1, 32, 8, 4096, tensor.F16, tensor.F16, true, false, 0, 0), l)
 	require.NoError(t, err)
 	require.Len(t, ds, 2)
 	p := ds[0].Params.(flashAttnParams)

@@ -54,7 +54,7 @@ func guardFlashAttnMulMat(n []*tensor.Tensor, l *Limits) bool {
 	if _, ok := faProduct(mm, l); !ok {
 		return false
 	}
-	attn, err := lowerFlashAttnSplit(fa, false, l)
+	attn, err := lowerFlashAttn(fa, l)
 	if err != nil || len(attn) != 2 {
 		return false
 	}
@@ -95,7 +95,7 @@ func faProduct(mm *tensor.Tensor, l *Limits) ([]Dispatch, bool) {
 // product on them.
 func lowerFlashAttnMulMat(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	fa, mm := n[0], n[2]
-	attn, err := lowerFlashAttnSplit(fa, false, l)
+	attn, err := lowerFlashAttn(fa, l)
 	if err != nil {
 		return nil, err
 	}

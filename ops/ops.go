@@ -137,9 +137,6 @@ type Limits struct {
 	// feed-forward gate before it (the fusion row add+norm+mul+gate+down: gate_tail.go),
 	// for comparisons.
 	GateTailOff bool
-	// FATailOff leaves split flash attention's combination of its splits to a dispatch of
-	// its own (flash_attn_reduce.wgsl) instead of the last workgroup of each row group.
-	FATailOff bool
 	// GateTailGroups and GateTailRows, set, replace the bounds of the gate forms that
 	// row takes (gateTailMaxGroups workgroups at most, gateTailRows rows a workgroup at
 	// least), for comparisons (temporary).

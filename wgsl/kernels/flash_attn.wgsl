@@ -9,9 +9,7 @@
 // they are. Without (heads of more than 128 V columns), thread (slot, tp) keeps, for its
 // CPT groups of eight V columns and every row, the sum over the positions tp, tp + TP, ...
 // of the tile, and at the end the TP partitions are added up in workgroup memory. Each row
-// is written normalised into dst, or (SPLIT) as its max, sum and accumulators into `part`;
-// with TAIL the last workgroup of a row group's splits then combines them into dst
-// (tail_combine).
+// is written normalised into dst, or (SPLIT) as its max, sum and accumulators into `part`.
 const R = {{R}}u;
 const T = {{T}}u;
 const P = {{P}}u;
@@ -271,64 +269,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
   for (var e = lid; e < R * dv4; e = e + {{WG}}u) { store_row(e / dv4, 4u * (e % dv4), qs[e], row0, kvh, seq, split); }
 #endif
-#if TAIL
-  tail_combine(g, row0, kvh, seq, lid);
-#endif
 }
-
-#if TAIL
-var<workgroup> tail_count: u32;
-
-// tail_combine: the row group's splits combined by the workgroup that stores their last
-// partial results, in place of a reduction dispatch (ops.faTailFits). Each split's
-// workgroup counts itself on the group's counter (g) once its stores are visible to the
-// device; the one that counts to p.Splits combines every split's partial results of the
-// group's rows as flash_attn_reduce.wgsl does (a split that saw no position adds nothing;
-// the sink, with SINKS, one more logit without a value), stores the rows normalised into
-// dst and sets the counter back to zero for the next dispatch.
-fn tail_combine(g: u32, row0: u32, kvh: u32, seq: u32, lid: u32) {
-  storageBarrier();
-  if (lid == 0u) { tail_count = atomicAdd(&counters[g], 1u) + 1u; }
-  if (workgroupUniformLoad(&tail_count) != p.Splits) { return; }
-  storageBarrier();
-  let stride = p.Dv + 2u;
-  for (var r = 0u; r < R; r = r + 1u) {
-    let j = row0 + r;
-    if (j >= p.Rows) { break; }
-    let h = kvh * p.RK2 + j / p.NQ;
-    let row = (seq * p.NQ + j % p.NQ) * p.NHead + h; // dst row: [Dv, n_head, n_q, n_seq]
-    let base = row * p.Splits * stride;
-    var m = neg_inf();
-    for (var s = 0u; s < p.Splits; s = s + 1u) {
-      let b = base + s * stride;
-      if (part_get(b + 1u) > 0.0) { m = max(m, part_get(b)); }
-    }
-#if SINKS
-    let sk = sinks_get(h);
-    m = max(m, sk);
-#endif
-    var l = 0.0;
-    for (var s = 0u; s < p.Splits; s = s + 1u) {
-      let b = base + s * stride;
-      let ls = part_get(b + 1u);
-      if (ls > 0.0) { l = l + ls * exp(part_get(b) - m); }
-    }
-#if SINKS
-    l = l + exp(sk - m);
-#endif
-    let inv = select(1.0 / l, 0.0, l == 0.0);
-    for (var d = lid; d < p.Dv; d = d + {{WG}}u) {
-      var o = 0.0;
-      for (var s = 0u; s < p.Splits; s = s + 1u) {
-        let b = base + s * stride;
-        if (part_get(b + 1u) > 0.0) { o = o + part_get(b + 2u + d) * exp(part_get(b) - m); }
-      }
-      dst_set(row * p.Dv + d, o * inv);
-    }
-  }
-  if (lid == 0u) { atomicStore(&counters[g], 0u); }
-}
-#endif
 
 // store_row writes output columns c..c+3 of the tile's row r, o: normalised into dst, or
 // (SPLIT) with the row's max and sum into part.
