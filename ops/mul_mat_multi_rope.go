@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
 )
@@ -108,12 +107,7 @@ func lowerMatMultiRope(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		return nil, fmt.Errorf("vectorised ROPE_KV: %d dispatches, rows %s, roles %v", len(ds), ds[0].Spec.Defines["ROWS"], ok)
 	}
 	multi := ds[0]
-	rot, rdefs := ropeKVSetup(store[1])
-	p := multiRopeKVParams{mulMatMultiParams: multi.Params.(mulMatMultiParams), ropeKVRotation: rot}
-	p.Db, p.Dc = cacheStrides(store[3]), cacheStrides(store[5])
-	defs := maps.Clone(multi.Spec.Defines)
-	ropeKVDefines(defs, rdefs, roles)
-	operands, tensors := ropeKVOperands(multi, store[0], store[1], store[3], store[5])
-	s := spec("mul_mat_multi", multi.Spec.Workgroup, p, defs, operands...)
-	return []Dispatch{{Spec: s, Tensors: tensors, Params: p, Grid: multi.Grid}}, nil
+	return []Dispatch{ropeKVForm(multi, store[0], store[1], store[3], store[5], roles, func(rot ropeKVRotation, kc, vc [4]uint32) any {
+		return multiRopeKVParams{mulMatMultiParams: multi.Params.(mulMatMultiParams), Db: kc, Dc: vc, ropeKVRotation: rot}
+	})}, nil
 }

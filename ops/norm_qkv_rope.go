@@ -198,14 +198,27 @@ func lowerAddNormQKVRope(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 		return nil, fmt.Errorf("add+norm+mul+qkv+rope+set_rows: %d dispatches before the store, roles %v", len(ds), ok)
 	}
 	multi := ds[1]
-	rot, rdefs := ropeKVSetup(n[10])
-	p := ropeKVParams{swarMultiParams: multi.Params.(swarMultiParams), ropeKVRotation: rot}
-	p.Db, p.Dc = cacheStrides(n[12]), cacheStrides(n[14])
+	form := ropeKVForm(multi, n[9], n[10], n[12], n[14], roles, func(rot ropeKVRotation, kc, vc [4]uint32) any {
+		p := ropeKVParams{swarMultiParams: multi.Params.(swarMultiParams), ropeKVRotation: rot}
+		p.Db, p.Dc = kc, vc
+		return p
+	})
+	return []Dispatch{ds[0], form}, nil
+}
+
+// ropeKVForm returns the ROPE_KV form of the products' dispatch multi (its kernel, defines,
+// workgroup and grid) for ROPE Q rq, ROPE K rk and the stores kset and vset, the products'
+// roles as productRoles gives them, with the parameters that params builds from multi's,
+// the rotation and the K and V caches' strides (cacheStrides).
+func ropeKVForm(multi Dispatch, rq, rk, kset, vset *tensor.Tensor, roles [3]int,
+	params func(rot ropeKVRotation, kc, vc [4]uint32) any) Dispatch {
+	rot, rdefs := ropeKVSetup(rk)
+	p := params(rot, cacheStrides(kset), cacheStrides(vset))
 	defs := maps.Clone(multi.Spec.Defines)
 	ropeKVDefines(defs, rdefs, roles)
-	operands, tensors := ropeKVOperands(multi, n[9], n[10], n[12], n[14])
-	s := spec("mul_mat_vec_q4", multi.Spec.Workgroup, p, defs, operands...)
-	return []Dispatch{ds[0], {Spec: s, Tensors: tensors, Params: p, Grid: multi.Grid}}, nil
+	operands, tensors := ropeKVOperands(multi, rq, rk, kset, vset)
+	s := spec(multi.Spec.Kernel, multi.Spec.Workgroup, p, defs, operands...)
+	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: multi.Grid}
 }
 
 // ropeKVOperands returns the operands of a ROPE_KV form of the products' dispatch multi:
