@@ -59,6 +59,7 @@ func Cases() []*Case {
 	cs = append(cs, normQKVRopeCases()...)
 	cs = append(cs, multiRopeCases()...)
 	cs = append(cs, ssmCases()...)
+	cs = append(cs, gdnStoreCases()...)
 	cs = append(cs, encoderCases()...)
 	cs = append(cs, elemChainCases()...)
 	cs = append(cs, elemChainUnfusedCases()...)

@@ -274,3 +274,54 @@ func gdnCase(g gdnSpec) *Case {
 			return b.L.GatedDeltaNet(b.Ctx, q, k, v, gate, beta, state, g.snaps)
 		}}
 }
+
+// ---------------------------------------------------------------------------------------
+// GRAPH(gdn+cpy): a delta-net layer's GATED_DELTA_NET of one snapshot, the VIEW of its
+// final state and its CPY into a view of the layer's states cache at row head (llama's
+// build_recurrent_attn), which the fusion row gated_delta_net+cpy computes in one dispatch
+// (ops/gated_delta_net.go). The attention's output view, and the whole cache (the rows
+// the copy leaves as they were included), are checked.
+
+// gdnStoreCase builds the graph for state rows of size, heads heads, tokens, seqs
+// sequences and a cache of cells rows, pad elements longer than a state, whose rows
+// head.. take the final states.
+func gdnStoreCase(size, heads, tokens, seqs, cells, head, pad int64) *Case {
+	name := fmt.Sprintf("GRAPH(gdn+cpy,S=%d,H=%d,T=%d,n=%d,cells=%d,head=%d,pad=%d)", size, heads, tokens, seqs, cells, head, pad)
+	unit := float32(math.Sqrt(3 / float64(size)))
+	return &Case{Name: name, Op: "GRAPH", Types: "f32", MaxNMSE: DefaultMaxNMSE,
+		Build: func(b *Builder) ggml.Tensor {
+			l, ctx := b.L, b.Ctx
+			q, k := b.New("q", f32, size, heads, tokens, seqs), b.New("k", f32, size, heads, tokens, seqs)
+			b.Init(q, Uniform(-unit, unit))
+			b.Init(k, Uniform(-unit, unit))
+			v := b.New("v", f32, size, heads, tokens, seqs)
+			gate := b.New("g", f32, 1, heads, tokens, seqs)
+			b.Init(gate, Uniform(-1, 0))
+			beta := b.New("beta", f32, 1, heads, tokens, seqs)
+			b.Init(beta, Uniform(0, 1))
+			state := b.New("state", f32, size, size, heads, seqs)
+			b.Init(state, Uniform(-0.5, 0.5))
+			out := l.GatedDeltaNet(ctx, q, k, v, gate, beta, state, 1)
+			row := uint64(size) * 4
+			attn := l.View4D(ctx, out, size, heads, tokens, seqs, row, row*uint64(heads), row*uint64(heads*tokens), 0)
+			final := l.View4D(ctx, out, size, size, heads, seqs, row, row*uint64(size), row*uint64(size*heads), uint64(size*heads*tokens*seqs)*4)
+			cache := b.New("cache_s", f32, size*size*heads+pad, cells)
+			cnb := cache.Nb()
+			store := l.Cpy(ctx, final, l.View2D(ctx, cache, size*size*heads, seqs, cnb[1], uint64(head)*cnb[1]))
+			b.Expand(store)
+			b.Check(cache)
+			return attn
+		}}
+}
+
+// gdnStoreCases are the GRAPH(gdn+cpy) cases: Qwen3.5's decode (heads of 128, one and two
+// sequences), a prompt, rows of 40 at the cache's end, and cache rows longer than a state.
+func gdnStoreCases() []*Case {
+	return []*Case{
+		gdnStoreCase(128, 4, 1, 1, 4, 0, 0),
+		gdnStoreCase(128, 4, 1, 2, 5, 2, 0),
+		gdnStoreCase(128, 2, 6, 1, 3, 1, 0),
+		gdnStoreCase(40, 3, 1, 3, 3, 0, 0),
+		gdnStoreCase(40, 3, 1, 2, 4, 1, 24),
+	}
+}

@@ -15,6 +15,13 @@ func TestActivationRowPlans(t *testing.T) {
 	requirePlans(t, ssmConvActCases(), quickLimits, []planKind{{kernel: "ssm_conv", need: true}}, nil)
 }
 
+// TestGDNStorePlans plans the GRAPH(gdn+cpy) cases under quickLimits and checks that each
+// is one dispatch: the attention storing its final state into the cache (CACHE=1), no copy
+// of its own.
+func TestGDNStorePlans(t *testing.T) {
+	requirePlans(t, gdnStoreCases(), quickLimits, []planKind{{kernel: "gated_delta_net", define: "CACHE=1", need: true}}, nil)
+}
+
 // TestElemChainPlans plans the GRAPH(chain) cases under quickLimits and checks that each
 // chain the rows take is one element-wise chain dispatch and nothing else, and that the
 // chains they must leave alone (an intermediate read again, no activation) take none.

@@ -112,6 +112,7 @@ var fusions = []Fusion{
 	ropeRopeSetRowsRowsRow,
 	ropeSetRowsRowsRow,
 	mulMatViewMulMatViewMulMatRow, // llama's Q, V and K projections
+	gdnStoreRow,                   // a delta-net layer's final state into its cache
 	ropeSetRowsRow,
 	flashAttnMulMatRow, // llama's attention and its output product
 	{

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"maps"
 	"math"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
@@ -41,6 +42,87 @@ type gdnParams struct {
 	GVec             uint32    // 1: g holds S values a token (KDA)
 	Blocks           uint32    // row blocks of a (h, s): ceil(S / rows)
 	Scale            float32   // 1 / sqrt(S)
+	CacheRow         uint32    // CACHE: elements from one sequence's state to the next in the cache
+}
+
+// gdnStoreRow is the fusion row GATED_DELTA_NET -> the VIEW of its final state, the VIEW
+// of the states' cache -> CPY of the one into the other (llama's build_recurrent_attn
+// without snapshots kept): the kernel stores the final state into the cache as well as into
+// its result (CACHE), in place of the copy's dispatch.
+var gdnStoreRow = Fusion{
+	Name:    "gated_delta_net+cpy",
+	Ops:     []OpSet{{tensor.OpGatedDeltaNet}, {tensor.OpView}, viewOps, {tensor.OpCpy}},
+	Guard:   guardGDNStore,
+	Lower:   lowerGDNStore,
+	Example: func() []*tensor.Tensor { return gdnStoreNodes(16, 2, 1, 2) },
+}
+
+// gdnStoreNodes is an example of the row: state rows of s, h heads, t tokens, n sequences,
+// the cache of 4 sequences' states.
+func gdnStoreNodes(s, h, t, n int64) []*tensor.Tensor {
+	gdn := gdnNode(s, h, t, n, h, 1, 1)
+	out := uint64(s*h*t*n) * 4
+	state := &tensor.Tensor{Type: tensor.F32, Ne: [4]int64{s, s, h, n}, Nb: [4]uint64{4, uint64(s) * 4, uint64(s*s) * 4, uint64(s*s*h) * 4}}
+	node(tensor.OpView, state, []int32{int32(out), int32(out >> 32)}, gdn)
+	cache := f32(s*s*h, 4)
+	view := &tensor.Tensor{Type: tensor.F32, Ne: [4]int64{s * s * h, n, 1, 1}, Nb: cache.Nb}
+	node(tensor.OpView, view, []int32{int32(cache.Nb[1]), 0}, cache)
+	cpy := &tensor.Tensor{Type: tensor.F32, Ne: view.Ne, Nb: view.Nb}
+	return []*tensor.Tensor{gdn, state, view, node(tensor.OpCpy, cpy, nil, state, view)}
+}
+
+// viewOffset returns the byte offset of a VIEW node into its source (op_params 0 and 1).
+func viewOffset(v *tensor.Tensor) uint64 {
+	return uint64(uint32(v.Params[0])) | uint64(uint32(v.Params[1]))<<32
+}
+
+// guardGDNStore admits the four nodes where the GATED_DELTA_NET keeps one snapshot, the
+// first VIEW is exactly its final state (contiguous, after the outputs), the CPY copies
+// that view into the second VIEW, F32 rows of one sequence's state each (any row stride),
+// and the copy's memory overlaps none of the attention's inputs or its result.
+func guardGDNStore(n []*tensor.Tensor, l *Limits) bool {
+	gdn, st, cv, cp := n[0], n[1], n[2], n[3]
+	if !Supports(gdn, l) || !Supports(cp, l) || gdn.Params[0] != 1 {
+		return false
+	}
+	v := gdn.Src[2]
+	size, heads, seqs := v.Ne[0], v.Ne[1], v.Ne[3]
+	out := uint64(size*heads*v.Ne[2]*seqs) * 4
+	if st.Src[0] != gdn || !st.Contiguous() || st.Type != tensor.F32 || st.Elems() != size*size*heads*seqs || viewOffset(st) != out {
+		return false
+	}
+	if cp.Src[0] != st || cp.Src[1] != cv || cp.Type != tensor.F32 || cv.Type != tensor.F32 {
+		return false
+	}
+	if cv.Ne != [4]int64{size * size * heads, seqs, 1, 1} || cv.Nb[0] != 4 || cv.Nb[1]%4 != 0 || cp.Ne != cv.Ne || cp.Nb != cv.Nb {
+		return false
+	}
+	for _, r := range append(gdn.Src[:6:6], gdn) {
+		if overlaps(cp, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerGDNStore lowers the four nodes as the attention's dispatch storing its final state
+// into the copy's memory too.
+func lowerGDNStore(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
+	ds, err := lowerGDN(n[0], l)
+	if err != nil {
+		return nil, err
+	}
+	d := ds[0]
+	cp := n[3]
+	p := d.Params.(gdnParams)
+	p.CacheRow = uint32(cp.Nb[1] / 4)
+	s := *d.Spec
+	s.Defines = maps.Clone(s.Defines)
+	s.Defines["CACHE"] = "1"
+	s.Operands = append(append([]wgslOperand{}, s.Operands...), out("cache", cp))
+	d.Spec, d.Params = &s, p
+	d.Tensors = append(append([]*tensor.Tensor{}, d.Tensors...), cp)
+	return []Dispatch{d}, nil
 }
 
 func init() {

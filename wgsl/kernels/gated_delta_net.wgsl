@@ -3,7 +3,8 @@
 // row, each holding elements i = lane + LANES e (e < ELEMS) of its row in registers over
 // every token. Per token one reduction over the row's lanes gives M[j] . k, M[j] . q and
 // k . q after the decay; out[j] = (M[j] . q + delta (k . q)) scale is then M[j] . q after
-// the update.
+// the update. With CACHE (one snapshot) the final state is stored into cache too, a
+// sequence's state a row of p.CacheRow elements (the fusion row gated_delta_net+cpy).
 #include row_lanes
 
 @compute @workgroup_size({{WG}})
@@ -59,9 +60,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let slot = p.Tokens - 1u - t;
     if (row_ok && slot < p.Snapshots) {
       let base = out_elems + slot * snap_elems + ((sq * p.Heads + h) * p.Size + j) * p.Size;
+#if CACHE
+      let cbase = sq * p.CacheRow + (h * p.Size + j) * p.Size; // the final state (slot 0 of one)
+#endif
       for (var e = 0u; e < ELEMS; e = e + 1u) {
         let i = lane + LANES * e;
-        if (i < p.Size) { dst_set(base + i, m[e]); }
+        if (i < p.Size) {
+          dst_set(base + i, m[e]);
+#if CACHE
+          cache_set(cbase + i, m[e]);
+#endif
+        }
       }
     }
   }
