@@ -11,9 +11,9 @@ import (
 // ropes and the stores in one dispatch once ROPE Q stands right before ROPE K.
 //
 // The rule: a node that needs work and starts a fusion row marked Sink (ops.Fusion.Sink),
-// and that no row takes where it stands (starting with it, or with a node before it), moves down past the next nodes (at most
-// sinkLookAhead of them) to just before a node where the row then applies (fusable and
-// ops.Fusion.Applies on the reordered graph). Moving node m past node b keeps the graph's
+// and that no row takes where it stands (starting with it, or with a node before it),
+// moves down past the next nodes (at most sinkLookAhead of them) to just before a node
+// where the row then applies (fusable and ops.Fusion.Applies on the reordered graph). Moving node m past node b keeps the graph's
 // meaning when (passes):
 //   - b does not read m's result, directly or through views of it, and is no view of m
 //     (a view of m, or a reader, must stay after m: m is only moved when they come after
@@ -64,7 +64,7 @@ func sink(nodes []*tensor.Tensor, l *ops.Limits, share func(a, b *tensor.Tensor)
 	}
 	for i := 0; i < len(nodes); i++ {
 		m := nodes[i]
-		if Skip(m) || moved[m] || !sinkable(m, fusions) || fusesAt(nodes, i, l, readersOf) || coveredAt(nodes, i, l, readersOf) {
+		if Skip(m) || moved[m] || !sinkable(m, fusions) || takenAt(nodes, i, l, readersOf) {
 			continue
 		}
 		for t := i + 1; t < len(nodes) && t <= i+sinkLookAhead; t++ {
@@ -107,32 +107,16 @@ func sinkPair(m, next *tensor.Tensor, fusions []ops.Fusion) bool {
 	return false
 }
 
-// fusesAt reports whether some row applies at position i of nodes as they stand, readers
-// giving graphReads(nodes) (computed once for every position: it costs the graph's size,
-// and a graph of 838 nodes spent ~4 ms in Order computing it again at every node it asked
-// about).
-func fusesAt(nodes []*tensor.Tensor, i int, l *ops.Limits, readers func() reads) bool {
+// takenAt reports whether some row applies at a position j <= i of nodes as they stand
+// whose match takes the node at i: one starting with it, or one starting before it (the
+// row of Q, V and K with ROPE Q between them, ops/mul_mat_multi_rope.go). readers gives
+// graphReads(nodes), computed once for every position: it costs the graph's size, and a
+// graph of 838 nodes spent ~4 ms in Order computing it again at every node it asked about.
+func takenAt(nodes []*tensor.Tensor, i int, l *ops.Limits, readers func() reads) bool {
 	fusions := ops.Fusions()
 	for r := range fusions {
 		f := &fusions[r]
-		if i+len(f.Ops) > len(nodes) || !f.Applies(nodes[i:i+len(f.Ops)], l) {
-			continue
-		}
-		if fusable(f, nodes[i:i+len(f.Ops)], i, readers()) {
-			return true
-		}
-	}
-	return false
-}
-
-// coveredAt reports whether a row applies at a position before i whose match takes the
-// node at i where it stands (ops/mul_mat_multi_rope.go: Q, V and K with ROPE Q between
-// them), readers as for fusesAt.
-func coveredAt(nodes []*tensor.Tensor, i int, l *ops.Limits, readers func() reads) bool {
-	fusions := ops.Fusions()
-	for r := range fusions {
-		f := &fusions[r]
-		for j := max(0, i-len(f.Ops)+1); j < i; j++ {
+		for j := max(0, i-len(f.Ops)+1); j <= i; j++ {
 			if j+len(f.Ops) > len(nodes) || !f.Applies(nodes[j:j+len(f.Ops)], l) {
 				continue
 			}
