@@ -116,15 +116,9 @@ func guardMatVecMulti(n []*tensor.Tensor, l *Limits) bool {
 		return false
 	}
 	mms := multiProducts(n)
-	x := mms[0].Src[1]
 	for i, m := range mms {
-		if overlaps(m, x) {
+		if overlapsMultiInputs(m, mms) {
 			return false
-		}
-		for _, o := range mms {
-			if overlaps(m, o.Src[0]) {
-				return false
-			}
 		}
 		for _, o := range mms[i+1:] {
 			if overlaps(m, o) {
@@ -133,6 +127,20 @@ func guardMatVecMulti(n []*tensor.Tensor, l *Limits) bool {
 		}
 	}
 	return true
+}
+
+// overlapsMultiInputs reports whether t overlaps what the products mms read: their
+// shared src1 or any of their weights.
+func overlapsMultiInputs(t *tensor.Tensor, mms []*tensor.Tensor) bool {
+	if overlaps(t, mms[0].Src[1]) {
+		return true
+	}
+	for _, mm := range mms {
+		if overlaps(t, mm.Src[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 // multiProductsFit is guardMatVecMulti without its aliasing rules: the products of n

@@ -78,15 +78,9 @@ func guardMatMultiRope(n []*tensor.Tensor, l *Limits) bool {
 	}
 	// Every workgroup reads all of the column while others store ROPE Q's result and the
 	// caches: none may overlap it or any weights.
-	x := mms[0].Src[1]
 	for _, o := range []*tensor.Tensor{store[0], store[3], store[5]} {
-		if overlaps(o, x) {
+		if overlapsMultiInputs(o, mms) {
 			return false
-		}
-		for _, mm := range mms {
-			if overlaps(o, mm.Src[0]) {
-				return false
-			}
 		}
 	}
 	return l.MaxStorageBuffers == 0 || ropeKVBindings <= l.MaxStorageBuffers
