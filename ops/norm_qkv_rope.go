@@ -53,21 +53,6 @@ func ropeKVSetup(rk *tensor.Tensor) (ropeKVRotation, map[string]string) {
 		Corr0: rp.Corr0, Corr1: rp.Corr1, HeadD: uint32(rk.Ne[0])}, rdefs
 }
 
-// ropeKVDefines adds to defs those of the ROPE_KV forms: ROPE's for NORMAL mode, and which
-// product is Q, K and V.
-func ropeKVDefines(defs, rdefs map[string]string, roles [3]int) {
-	maps.Copy(defs, rdefs)
-	defs["ROPE_KV"] = "1"
-	defs["ROLE_Q"], defs["ROLE_K"], defs["ROLE_V"] = fmt.Sprint(roles[0]), fmt.Sprint(roles[1]), fmt.Sprint(roles[2])
-}
-
-// cacheStrides returns a KV store's cache as the ROPE_KV forms read it: its strides along
-// and across rows, and its rows.
-func cacheStrides(set *tensor.Tensor) [4]uint32 {
-	d := strides(set)
-	return [4]uint32{d[0], d[1], uint32(set.Ne[1]), 0}
-}
-
 // ropeKVGuard checks what both ROPE_KV forms need of ROPE K (rk) and the products mms:
 // NORMAL mode over whole heads (every pair rotated) whose size divides each product's
 // rows, no frequency factors, and one column.
@@ -209,23 +194,21 @@ func lowerAddNormQKVRope(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 // ropeKVForm returns the ROPE_KV form of the products' dispatch multi (its kernel, defines,
 // workgroup and grid) for ROPE Q rq, ROPE K rk and the stores kset and vset, the products'
 // roles as productRoles gives them, with the parameters that params builds from multi's,
-// the rotation and the K and V caches' strides (cacheStrides).
+// the rotation and the K and V caches (strides along and across rows, rows). It binds the
+// weights and the column as multi binds them, then ROPE Q's result, the positions of ROPE
+// K, the stores' indices and the caches last (V's, the last node's, last of all).
 func ropeKVForm(multi Dispatch, rq, rk, kset, vset *tensor.Tensor, roles [3]int,
 	params func(rot ropeKVRotation, kc, vc [4]uint32) any) Dispatch {
+	cache := func(set *tensor.Tensor) [4]uint32 {
+		d := strides(set)
+		return [4]uint32{d[0], d[1], uint32(set.Ne[1]), 0}
+	}
 	rot, rdefs := ropeKVSetup(rk)
-	p := params(rot, cacheStrides(kset), cacheStrides(vset))
+	p := params(rot, cache(kset), cache(vset))
 	defs := maps.Clone(multi.Spec.Defines)
-	ropeKVDefines(defs, rdefs, roles)
-	operands, tensors := ropeKVOperands(multi, rq, rk, kset, vset)
-	s := spec(multi.Spec.Kernel, multi.Spec.Workgroup, p, defs, operands...)
-	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: multi.Grid}
-}
-
-// ropeKVOperands returns the operands of a ROPE_KV form of the products' dispatch multi:
-// the weights and the column as multi binds them, then ROPE Q's result (rq), the
-// positions of ROPE K (rk), the stores' indices and the caches last (V's, the last node's,
-// last of all).
-func ropeKVOperands(multi Dispatch, rq, rk, kset, vset *tensor.Tensor) ([]wgslOperand, []*tensor.Tensor) {
+	maps.Copy(defs, rdefs)
+	defs["ROPE_KV"] = "1"
+	defs["ROLE_Q"], defs["ROLE_K"], defs["ROLE_V"] = fmt.Sprint(roles[0]), fmt.Sprint(roles[1]), fmt.Sprint(roles[2])
 	var operands []wgslOperand
 	var tensors []*tensor.Tensor
 	for i, o := range multi.Spec.Operands {
@@ -233,9 +216,9 @@ func ropeKVOperands(multi Dispatch, rq, rk, kset, vset *tensor.Tensor) ([]wgslOp
 			operands, tensors = append(operands, wgslOperand(o)), append(tensors, multi.Tensors[i])
 		}
 	}
-	operands = append(operands, out("dst", rq), in("pos", rk.Src[1]))
-	tensors = append(tensors, rq, rk.Src[1])
-	operands = append(operands, in("kidx", kset.Src[1]), in("vidx", vset.Src[1]), out("kdst", kset), out("vdst", vset))
-	tensors = append(tensors, kset.Src[1], vset.Src[1], kset, vset)
-	return operands, tensors
+	operands = append(operands, out("dst", rq), in("pos", rk.Src[1]),
+		in("kidx", kset.Src[1]), in("vidx", vset.Src[1]), out("kdst", kset), out("vdst", vset))
+	tensors = append(tensors, rq, rk.Src[1], kset.Src[1], vset.Src[1], kset, vset)
+	s := spec(multi.Spec.Kernel, multi.Spec.Workgroup, p, defs, operands...)
+	return Dispatch{Spec: s, Tensors: tensors, Params: p, Grid: multi.Grid}
 }
