@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 
@@ -114,12 +113,7 @@ func lowerGateTail(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	in := gate.Tensors[2]
 	cols := prod[0].Tensors[1]
 	x := scratchAt(cols.Type, scratchEnd(in), cols.Ne[0])
-	s := *gate.Spec
-	s.Defines = maps.Clone(s.Defines)
-	s.Defines["TAIL"] = "1"
-	s.Operands = append(append([]wgslOperand{}, s.Operands...), out("xo", x))
-	s.Counters = true
-	gate.Spec = &s
-	gate.Tensors = append(append([]*tensor.Tensor{}, gate.Tensors...), x)
+	gate = gate.withOutput("TAIL", "xo", x)
+	gate.Spec.Counters = true
 	return append(head[:len(head)-1:len(head)-1], gate, onColumn(prod[1], cols, x)), nil
 }

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"fmt"
-	"maps"
 	"math"
 
 	"github.com/ggml-wgpu/ggml-wgpu/tensor"
@@ -112,16 +111,11 @@ func lowerGDNStore(n []*tensor.Tensor, l *Limits) ([]Dispatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := ds[0]
 	cp := n[3]
+	d := ds[0].withOutput("CACHE", "cache", cp)
 	p := d.Params.(gdnParams)
 	p.CacheRow = uint32(cp.Nb[1] / 4)
-	s := *d.Spec
-	s.Defines = maps.Clone(s.Defines)
-	s.Defines["CACHE"] = "1"
-	s.Operands = append(append([]wgslOperand{}, s.Operands...), out("cache", cp))
-	d.Spec, d.Params = &s, p
-	d.Tensors = append(append([]*tensor.Tensor{}, d.Tensors...), cp)
+	d.Params = p
 	return []Dispatch{d}, nil
 }
 

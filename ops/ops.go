@@ -6,6 +6,7 @@ package ops
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"sort"
@@ -22,6 +23,19 @@ type Dispatch struct {
 	Tensors []*tensor.Tensor
 	Params  any
 	Grid    [3]uint32
+}
+
+// withOutput returns d with define set to "1" and one more written operand, name bound to
+// t: the form of a kernel that a fusion row makes store a further result (d's spec and
+// tensors are copied, not modified).
+func (d Dispatch) withOutput(define, name string, t *tensor.Tensor) Dispatch {
+	s := *d.Spec
+	s.Defines = maps.Clone(s.Defines)
+	s.Defines[define] = "1"
+	s.Operands = append(append([]wgslOperand{}, s.Operands...), out(name, t))
+	d.Spec = &s
+	d.Tensors = append(append([]*tensor.Tensor{}, d.Tensors...), t)
+	return d
 }
 
 // Limits are the device limits lowering must respect, and tuning choices.
