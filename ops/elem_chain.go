@@ -107,14 +107,12 @@ func chainLinked(n []*tensor.Tensor) bool {
 	return activation
 }
 
-// guardChain admits linked F32 nodes of the last one's shape, each supported, whose
+// guardChain admits nodes that chainLinked links (the rows' Links, which Matches asks
+// before any guard) when they are F32 nodes of the last one's shape, each supported, whose
 // result overlaps no input but one it lies exactly over (each element is read and written
 // by one invocation).
 func guardChain(n []*tensor.Tensor, l *Limits) bool {
 	last := n[len(n)-1]
-	if !chainLinked(n) {
-		return false
-	}
 	for _, t := range n {
 		if t.Type != tensor.F32 || !tensor.SameShape(t, last) || !Supports(t, l) {
 			return false
